@@ -1,0 +1,159 @@
+// Package cli is the harness command line. Main takes the arguments and the
+// standard streams and returns the exit code, so tests need no process.
+//
+// Each command lives in its own file and registers itself with register in an
+// init function; the exit codes are those of CONTRACT.md.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/pkuinfo/harness/internal/home"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of the contract.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1 // invalid document, failed tool, nothing to do
+	ExitUsage   = 2 // bad flags, unknown tool, input failing the schema
+	ExitRefused = 3 // refused by the permission rules
+)
+
+// ExitError carries an exit code with its message. A nil Err prints nothing.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return ""
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Exit wraps err with an exit code.
+func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Exitf makes an error with an exit code and a message.
+func Exitf(code int, format string, args ...any) error {
+	return &ExitError{Code: code, Err: fmt.Errorf(format, args...)}
+}
+
+// App is what every command may use: the streams, the environment, the clock
+// and the home folder.
+type App struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+
+	homeFlag string
+}
+
+// Home resolves the store folder from --home, HARNESS_HOME or the XDG data dir.
+func (a *App) Home() (string, error) {
+	if a.homeFlag == "" {
+		if v := a.Getenv("HARNESS_HOME"); v != "" {
+			return home.Dir(v)
+		}
+	}
+	return home.Dir(a.homeFlag)
+}
+
+// Now is the clock: HARNESS_NOW (RFC 3339) when set, else the real time.
+func (a *App) Now() (time.Time, error) {
+	if v := a.Getenv("HARNESS_NOW"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return time.Time{}, Exitf(ExitUsage, "HARNESS_NOW %q is not an RFC 3339 time: %v", v, err)
+		}
+		return t, nil
+	}
+	return time.Now(), nil
+}
+
+// StderrIsTerminal reports whether stderr is a terminal (for colour and progress).
+func (a *App) StderrIsTerminal() bool { return isTerminal(a.Stderr) }
+
+// StdinIsTerminal reports whether stdin is a terminal (for prompts).
+func (a *App) StdinIsTerminal() bool { return isTerminal(a.Stdin) }
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+type commandCtor struct {
+	order int
+	make  func(*App) *cobra.Command
+}
+
+var commands []commandCtor
+
+// register adds a command; order sorts the help listing.
+func register(order int, make func(*App) *cobra.Command) {
+	commands = append(commands, commandCtor{order, make})
+}
+
+// NewRoot builds the command tree for app.
+func NewRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "harness",
+		Short: "Interpret, review and install PKU harness plugin documents",
+		Long: `harness loads plugin documents (a folder or a single PLUGIN.md), reviews the
+access they declare, installs them by link, and runs their tools through the
+credential-signing proxy.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&app.homeFlag, "home", "", "the store folder (default $HARNESS_HOME, else the XDG data dir)")
+	root.SetIn(app.Stdin)
+	root.SetOut(app.Stdout)
+	root.SetErr(app.Stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return Exit(ExitUsage, err) })
+	cs := append([]commandCtor(nil), commands...)
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].order < cs[j].order })
+	for _, c := range cs {
+		cmd := c.make(app)
+		cmd.SilenceUsage = true
+		root.AddCommand(cmd)
+	}
+	return root
+}
+
+// Main runs the command line and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	root := NewRoot(app)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if msg := ee.Error(); msg != "" {
+			fmt.Fprintln(stderr, "harness: "+msg)
+		}
+		return ee.Code
+	}
+	// cobra's own errors (unknown command, bad arguments) are usage errors.
+	fmt.Fprintln(stderr, "harness: "+err.Error())
+	return ExitUsage
+}
