@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(10, newLintCmd) }
+
+// loadLocal reads and checks a local document: manifest parse plus the
+// checks of every later stage (steps, access) that lint reports.
+func loadLocal(path string) (*manifest.Plugin, diag.List, error) {
+	files, err := manifest.ReadDir(path)
+	if err != nil {
+		return nil, diag.List{}, err
+	}
+	p, l := manifest.Parse(files)
+	for _, check := range documentChecks {
+		l.Merge(check(p))
+	}
+	l.Sort()
+	return p, l, nil
+}
+
+// documentChecks are the checks beyond the manifest (step kinds, access):
+// each stage adds its own.
+var documentChecks []func(*manifest.Plugin) diag.List
+
+func newLintCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "lint PATH",
+		Short: "Validate a document (a folder or a single PLUGIN.md)",
+		Long: `lint validates a plugin document and prints each problem as FILE:LINE:COL: message
+(FILE relative to PATH). Exit 0 when valid (warnings may be printed), 1 when invalid.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, l, err := loadLocal(args[0])
+			if err != nil {
+				return Exit(ExitFailed, err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(app.Stdout)
+				enc.SetIndent("", "  ")
+				items := l.Items
+				if items == nil {
+					items = []diag.Diagnostic{}
+				}
+				_ = enc.Encode(map[string]any{"valid": !l.HasErrors(), "problems": items})
+			} else {
+				for _, d := range l.Items {
+					fmt.Fprintln(app.Stderr, d.String())
+				}
+				if l.Dropped > 0 {
+					fmt.Fprintf(app.Stderr, "%d more problems were not shown\n", l.Dropped)
+				}
+			}
+			if l.HasErrors() {
+				return Exit(ExitFailed, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON on stdout")
+	return cmd
+}

@@ -1,0 +1,155 @@
+package manifest
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/yamlx"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+)
+
+// MaxInstructionsBytes bounds the agent's instructions.
+const MaxInstructionsBytes = 64 << 10
+
+var md = goldmark.New()
+
+// A fenced block in the body whose info string is "yaml tool NAME",
+// "json widget NAME" or "yaml test NAME" is a tool, widget or test case;
+// every other block stays part of the instructions.
+var blockKinds = map[string]string{"tool": "yaml", "widget": "json", "test": "yaml"}
+
+// parseBody splits the Markdown body into the agent's instructions and the
+// fenced tool, widget and test blocks.
+func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
+	// Line starts, to turn byte offsets into file lines and columns.
+	starts := []int{0}
+	for i, c := range body {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	lineOf := func(off int) int { // 0-based line index in body
+		lo, hi := 0, len(starts)-1
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if starts[mid] <= off {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		return lo
+	}
+	posOf := func(off int) diag.Pos {
+		li := lineOf(off)
+		return diag.Pos{File: "PLUGIN.md", Line: bodyLine + li, Col: utf8.RuneCount(body[starts[li]:off]) + 1}
+	}
+	doc := md.Parser().Parse(text.NewReader(body))
+	var blocks []*Block
+	type cut struct{ from, to int }
+	var cuts []cut
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		fc, ok := n.(*ast.FencedCodeBlock)
+		if !ok || fc.Info == nil {
+			return ast.WalkContinue, nil
+		}
+		info := strings.Fields(string(fc.Info.Segment.Value(body)))
+		if len(info) < 2 {
+			return ast.WalkContinue, nil
+		}
+		lang, ok := blockKinds[info[1]]
+		if !ok {
+			return ast.WalkContinue, nil
+		}
+		infoPos := posOf(fc.Info.Segment.Start)
+		infoPos.Col = 1
+		lg := strings.ToLower(info[0])
+		if lg == "yml" {
+			lg = "yaml"
+		}
+		if lg != lang || len(info) != 3 {
+			l.Errorf(infoPos, "a %s block's info string is \"%s %s NAME\"", info[1], lang, info[1])
+			return ast.WalkSkipChildren, nil
+		}
+		var buf bytes.Buffer
+		var lines []yamlx.LineMap
+		segs := fc.Lines()
+		for i := 0; i < segs.Len(); i++ {
+			s := segs.At(i)
+			li := lineOf(s.Start)
+			col := utf8.RuneCount(body[starts[li]:s.Start])
+			buf.Write(s.Value(body))
+			lines = append(lines, yamlx.LineMap{Line: bodyLine + li, Col: col})
+		}
+		// The block runs from its opening fence line to its closing fence.
+		from := starts[lineOf(fc.Info.Segment.Start)]
+		to := len(body)
+		last := fc.Info.Segment.Stop
+		if segs.Len() > 0 {
+			last = segs.At(segs.Len() - 1).Stop
+		}
+		if li := lineOf(last); li+1 < len(starts) {
+			// The closing fence is the first line after the content that is a fence.
+			for j := li + 1; j < len(starts); j++ {
+				end := len(body)
+				if j+1 < len(starts) {
+					end = starts[j+1]
+				}
+				t := strings.TrimSpace(string(body[starts[j]:end]))
+				if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+					to = end
+					break
+				}
+			}
+		}
+		cuts = append(cuts, cut{from, to})
+		b := &Block{Kind: info[1], Name: info[2], Text: buf.Bytes(), Pos: infoPos}
+		if lang == "yaml" {
+			lim := yamlx.Limits{MaxBytes: MaxToolBytes, MaxKeys: 20000, MaxDepth: 24}
+			if b.Kind == "test" {
+				lim = yamlx.Limits{MaxBytes: MaxFileBytes, MaxKeys: 50000, MaxDepth: 40}
+			}
+			if len(lines) == 0 {
+				lines = []yamlx.LineMap{{Line: infoPos.Line + 1}}
+			}
+			b.Doc = yamlx.Parse("PLUGIN.md", b.Text, 0, lines, lim, l)
+		}
+		blocks = append(blocks, b)
+		return ast.WalkSkipChildren, nil
+	})
+	var instr bytes.Buffer
+	prev := 0
+	for _, c := range cuts {
+		if c.from < prev {
+			continue
+		}
+		instr.Write(body[prev:c.from])
+		prev = c.to
+	}
+	instr.Write(body[prev:])
+	p.Instructions = strings.TrimSpace(instr.String())
+	if len(p.Instructions) > MaxInstructionsBytes {
+		l.Errorf(diag.Pos{File: "PLUGIN.md", Line: bodyLine, Col: 1}, "the instructions are %d bytes, more than the limit of %d", len(p.Instructions), MaxInstructionsBytes)
+	}
+	if err := checkText(string(body), true); err != nil {
+		// Find the line for a precise position.
+		for i := range starts {
+			end := len(body)
+			if i+1 < len(starts) {
+				end = starts[i+1]
+			}
+			if e := checkText(string(body[starts[i]:end]), true); e != nil {
+				l.Errorf(diag.Pos{File: "PLUGIN.md", Line: bodyLine + i, Col: 1}, "the body %v", e)
+				break
+			}
+		}
+	}
+	return blocks
+}

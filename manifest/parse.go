@@ -1,0 +1,210 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/yamlx"
+)
+
+// Limits of the PLUGIN.md parts.
+const (
+	MaxFrontMatterBytes = 64 << 10  // the YAML between the --- lines
+	MaxToolBytes        = 256 << 10 // one tool's YAML
+	MaxTools            = 64
+	MaxWidgetBytes      = 256 << 10
+)
+
+var (
+	idRE       = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	toolNameRE = regexp.MustCompile(`^[a-z][A-Za-z0-9_]*$`)
+	keyRE      = regexp.MustCompile(`^[a-z][A-Za-z0-9_-]*$`)
+)
+
+// MaxIDLen and MaxToolNameLen bound names; the model's name
+// "<id>__<tool>" must fit the 64 characters function-calling APIs allow.
+const (
+	MaxIDLen        = 40
+	MaxToolNameLen  = 40
+	MaxModelNameLen = 64
+)
+
+// ModelName is the name the model sees for a tool: the tool id
+// "<plugin>.<tool>" with the first "." replaced by "__".
+func ModelName(pluginID, tool string) string { return pluginID + "__" + tool }
+
+// Parse parses and validates a document's files: the front matter, the
+// body's instructions and fenced blocks, tools/*.yaml, widgets/*.json and
+// tests/*.yaml. Steps are kept raw; their kinds are checked by the steps
+// package. Every problem is in the returned list, sorted.
+func Parse(files Files) (*Plugin, diag.List) {
+	var l diag.List
+	p := &Plugin{Files: files, Widgets: map[string][]byte{}, KeyPos: map[string]diag.Pos{}}
+	defer l.Sort()
+	if err := files.Check(); err != nil {
+		l.Errorf(diag.Pos{File: "PLUGIN.md"}, "%v", err)
+		return p, l
+	}
+	src := files["PLUGIN.md"]
+	fm, fmLine, body, bodyLine, ok := splitFrontMatter(src, &l)
+	if !ok {
+		return p, l
+	}
+	p.Pos = diag.Pos{File: "PLUGIN.md", Line: 1, Col: 1}
+	doc := yamlx.Parse("PLUGIN.md", fm, fmLine, nil, yamlx.Limits{MaxBytes: MaxFrontMatterBytes, MaxKeys: 5000, MaxDepth: 16}, &l)
+	if doc.Safe() {
+		parseFrontMatter(p, doc, &l)
+	} else if !l.HasErrors() {
+		l.Errorf(diag.Pos{File: "PLUGIN.md", Line: 1, Col: 1}, "the front matter is empty: it needs at least id, name, description and version")
+	}
+	blocks := parseBody(p, body, bodyLine, &l)
+	for _, name := range files.Names() {
+		dir, base := path.Split(name)
+		switch {
+		case dir == "tools/":
+			ext := path.Ext(base)
+			if ext != ".yaml" && ext != ".yml" {
+				l.Errorf(diag.Pos{File: name}, "tools/ holds only NAME.yaml files")
+				continue
+			}
+			d := yamlx.Parse(name, files[name], 1, nil, yamlx.Limits{MaxBytes: MaxToolBytes, MaxKeys: 20000, MaxDepth: 24}, &l)
+			blocks = append(blocks, &Block{Kind: "tool", Name: strings.TrimSuffix(base, ext), Doc: d, Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
+		case dir == "widgets/":
+			if path.Ext(base) != ".json" {
+				l.Errorf(diag.Pos{File: name}, "widgets/ holds only NAME.json files")
+				continue
+			}
+			blocks = append(blocks, &Block{Kind: "widget", Name: strings.TrimSuffix(base, ".json"), Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
+		case strings.HasPrefix(name, "tests/") && (path.Ext(base) == ".yaml" || path.Ext(base) == ".yml") && dir == "tests/":
+			d := yamlx.Parse(name, files[name], 1, nil, yamlx.Limits{MaxBytes: MaxFileBytes, MaxKeys: 50000, MaxDepth: 40}, &l)
+			blocks = append(blocks, &Block{Kind: "test", Name: strings.TrimSuffix(base, path.Ext(base)), Doc: d, Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
+		}
+	}
+	seenTool := map[string]diag.Pos{}
+	seenWidget := map[string]diag.Pos{}
+	for _, b := range blocks {
+		switch b.Kind {
+		case "tool":
+			if prev, dup := seenTool[b.Name]; dup {
+				l.Errorf(b.Pos, "tool %q is defined twice (also at %s)", b.Name, prev)
+				continue
+			}
+			seenTool[b.Name] = b.Pos
+			if !toolNameRE.MatchString(b.Name) || len(b.Name) > MaxToolNameLen {
+				l.Errorf(b.Pos, "tool name %q must match [a-z][A-Za-z0-9_]* and be at most %d characters", b.Name, MaxToolNameLen)
+				continue
+			}
+			if p.ID != "" && len(ModelName(p.ID, b.Name)) > MaxModelNameLen {
+				l.Errorf(b.Pos, "the model's name %q is longer than %d characters: shorten the id or the tool name", ModelName(p.ID, b.Name), MaxModelNameLen)
+			}
+			if len(p.Tools) >= MaxTools {
+				l.Errorf(b.Pos, "more than %d tools", MaxTools)
+				continue
+			}
+			if t := parseTool(b, &l); t != nil {
+				p.Tools = append(p.Tools, t)
+			}
+		case "widget":
+			if prev, dup := seenWidget[b.Name]; dup {
+				l.Errorf(b.Pos, "widget %q is defined twice (also at %s)", b.Name, prev)
+				continue
+			}
+			seenWidget[b.Name] = b.Pos
+			if len(b.Text) > MaxWidgetBytes {
+				l.Errorf(b.Pos, "widget %q is more than %d bytes", b.Name, MaxWidgetBytes)
+				continue
+			}
+			if err := checkJSON(b.Text); err != nil {
+				l.Errorf(b.Pos, "widget %q is not valid JSON: %v", b.Name, err)
+				continue
+			}
+			p.Widgets[b.Name] = b.Text
+		case "test":
+			p.Tests = append(p.Tests, b)
+		}
+	}
+	sort.Slice(p.Tools, func(i, j int) bool { return p.Tools[i].Name < p.Tools[j].Name })
+	crossCheck(p, &l)
+	return p, l
+}
+
+// checkJSON checks a JSON text's syntax and nesting depth, and that it is
+// one value.
+func checkJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			return err
+		}
+		switch tok {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+			if depth > 64 {
+				return fmt.Errorf("nested deeper than 64 levels")
+			}
+		case json.Delim(']'), json.Delim('}'):
+			depth--
+		}
+	}
+	if !json.Valid(b) {
+		return fmt.Errorf("not a single JSON value")
+	}
+	return nil
+}
+
+// splitFrontMatter finds the YAML between a first line "---" and the next
+// line "---". It returns the YAML, its first line, the body and its first line.
+func splitFrontMatter(src []byte, l *diag.List) (fm []byte, fmLine int, body []byte, bodyLine int, ok bool) {
+	pos := diag.Pos{File: "PLUGIN.md", Line: 1, Col: 1}
+	if bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
+		l.Errorf(pos, "PLUGIN.md starts with a byte-order mark: save it as UTF-8 without BOM")
+		return nil, 0, nil, 0, false
+	}
+	first, rest, found := bytes.Cut(src, []byte("\n"))
+	if !found || strings.TrimRight(string(first), "\r") != "---" {
+		l.Errorf(pos, "PLUGIN.md must start with a front matter: a line \"---\", the YAML manifest, and a line \"---\"")
+		return nil, 0, nil, 0, false
+	}
+	off, line := 0, 2
+	for off <= len(rest) {
+		end := bytes.IndexByte(rest[off:], '\n')
+		var ln []byte
+		next := len(rest) + 1
+		if end < 0 {
+			ln = rest[off:]
+		} else {
+			ln = rest[off : off+end]
+			next = off + end + 1
+		}
+		t := strings.TrimRight(string(ln), "\r \t")
+		if t == "---" || t == "..." {
+			fm = rest[:off]
+			if next <= len(rest) {
+				body = rest[next:]
+			}
+			return fm, 2, body, line + 1, true
+		}
+		if off > MaxFrontMatterBytes {
+			break
+		}
+		off = next
+		line++
+	}
+	if len(rest) > MaxFrontMatterBytes {
+		l.Errorf(pos, "the front matter has no closing \"---\" within %d bytes", MaxFrontMatterBytes)
+	} else {
+		l.Errorf(pos, "the front matter has no closing \"---\" line")
+	}
+	return nil, 0, nil, 0, false
+}

@@ -1,0 +1,266 @@
+package manifest
+
+import (
+	"strconv"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/yamlx"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+)
+
+// Effect is what a tool does to the world, in increasing strength.
+type Effect string
+
+// The effects, weakest first.
+const (
+	Read   Effect = "read"
+	Write  Effect = "write"
+	Money  Effect = "money"
+	Public Effect = "public"
+)
+
+// Effects lists the effects from weakest to strongest.
+var Effects = []Effect{Read, Write, Money, Public}
+
+// Rank orders effects: read 0 < write 1 < money 2 < public 3; -1 if unknown.
+func (e Effect) Rank() int {
+	for i, x := range Effects {
+		if x == e {
+			return i
+		}
+	}
+	return -1
+}
+
+// Mode is a permission mode for an effect.
+type Mode string
+
+// The modes.
+const (
+	Auto Mode = "auto"
+	Ask  Mode = "ask"
+	Off  Mode = "off"
+)
+
+// Plugin is a parsed document. Positions point into its files.
+type Plugin struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Version     string `json:"version"`
+	Icon        string `json:"icon,omitempty"`
+	Author      string `json:"author,omitempty"`
+	Homepage    string `json:"homepage,omitempty"`
+	License     string `json:"license,omitempty"`
+
+	Requires     []string          `json:"requires,omitempty"`
+	Access       Access            `json:"access"`
+	DataSources  []DataSource      `json:"dataSources,omitempty"`
+	Preferences  []Preference      `json:"preferences,omitempty"`
+	Contributes  Contributes       `json:"contributes"`
+	I18n         map[string]I18n   `json:"i18n,omitempty"`
+	Legacy       Legacy            `json:"legacy"`
+	DefaultModes map[Effect]Mode   `json:"defaultModes,omitempty"`
+	Instructions string            `json:"instructions"`
+	Tools        []*Tool           `json:"tools"`
+	Widgets      map[string][]byte `json:"-"` // name -> JSON, from widgets/*.json and fenced blocks
+	Tests        []*Block          `json:"-"` // tests/*.yaml files and fenced test blocks
+	Files        Files             `json:"-"`
+
+	Pos    diag.Pos            `json:"-"` // the front matter's start
+	KeyPos map[string]diag.Pos `json:"-"` // where each front-matter key is
+}
+
+// Tool returns the tool with that name.
+func (p *Plugin) Tool(name string) *Tool {
+	for _, t := range p.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// HasAbility reports whether the document declares an ability.
+func (p *Plugin) HasAbility(a string) bool {
+	for _, x := range p.Access.Abilities {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Access is what a document declares it may reach. It is declared, never
+// inferred, and it is what review diffs.
+type Access struct {
+	Campus    []CampusAccess `json:"campus"`
+	Web       []Origin       `json:"web"`
+	Abilities []string       `json:"abilities"`
+}
+
+// CampusAccess is one campus service, optionally narrowed to path prefixes
+// (empty Paths: any path of the service).
+type CampusAccess struct {
+	Service string   `json:"service"`
+	Paths   []string `json:"paths,omitempty"`
+	Pos     diag.Pos `json:"-"`
+}
+
+// Service returns the declared access for a campus service.
+func (a Access) Service(name string) (CampusAccess, bool) {
+	for _, c := range a.Campus {
+		if c.Service == name {
+			return c, true
+		}
+	}
+	return CampusAccess{}, false
+}
+
+// Origin is a public web origin, normalised: lower-case host without a
+// trailing dot, and the port even when it is the scheme's default.
+type Origin struct {
+	Scheme string   `json:"scheme"`
+	Host   string   `json:"host"`
+	Port   int      `json:"port"`
+	Pos    diag.Pos `json:"-"`
+}
+
+// String renders the origin as scheme://host[:port], without a default port.
+func (o Origin) String() string {
+	s := o.Scheme + "://" + bracket(o.Host)
+	if !(o.Scheme == "https" && o.Port == 443) && !(o.Scheme == "http" && o.Port == 80) {
+		s += ":" + strconv.Itoa(o.Port)
+	}
+	return s
+}
+
+func bracket(h string) string {
+	for i := 0; i < len(h); i++ {
+		if h[i] == ':' {
+			return "[" + h + "]"
+		}
+	}
+	return h
+}
+
+// DataSource is data a widget or a scheduled check reads: a read tool's
+// result, cached for TTL seconds.
+type DataSource struct {
+	Name  string         `json:"name"`
+	Tool  string         `json:"tool"`
+	Input map[string]any `json:"input,omitempty"`
+	TTL   int64          `json:"ttl"` // seconds
+	Title string         `json:"title,omitempty"`
+	Pos   diag.Pos       `json:"-"`
+}
+
+// Preference is a user setting of the document, readable by steps as $prefs.
+type Preference struct {
+	Name        string             `json:"name"`
+	Kind        string             `json:"kind"` // string | number | integer | boolean | enum
+	Title       string             `json:"title"`
+	Description string             `json:"description,omitempty"`
+	Default     any                `json:"default,omitempty"`
+	Schema      map[string]any     `json:"schema"` // JSON Schema of the value (from kind, plus any given)
+	Compiled    *jsonschema.Schema `json:"-"`
+	Pos         diag.Pos           `json:"-"`
+}
+
+// Contributes is what the document adds to the app's surfaces.
+type Contributes struct {
+	Widgets  []Widget     `json:"widgets,omitempty"`
+	Screens  []Screen     `json:"screens,omitempty"`
+	Settings []SettingRow `json:"settings,omitempty"`
+	Commands []Command    `json:"commands,omitempty"`
+}
+
+// Widget is a generative-UI card fed by a data source.
+type Widget struct {
+	Key        string   `json:"key"`
+	Title      string   `json:"title"`
+	DataSource string   `json:"dataSource,omitempty"`
+	Template   string   `json:"template"` // a widget block or widgets/NAME.json
+	Pos        diag.Pos `json:"-"`
+}
+
+// Screen is a full page built from a widget template.
+type Screen struct {
+	Key      string   `json:"key"`
+	Title    string   `json:"title"`
+	Template string   `json:"template"`
+	Pos      diag.Pos `json:"-"`
+}
+
+// SettingRow is a row on the plugin's settings page: a preference, or a
+// link that runs a user tool.
+type SettingRow struct {
+	Key        string   `json:"key"`
+	Title      string   `json:"title"`
+	Preference string   `json:"preference,omitempty"`
+	Tool       string   `json:"tool,omitempty"`
+	Pos        diag.Pos `json:"-"`
+}
+
+// Command is a quick action the user can invoke (a tool with fixed input).
+type Command struct {
+	Key   string         `json:"key"`
+	Title string         `json:"title"`
+	Tool  string         `json:"tool"`
+	Input map[string]any `json:"input,omitempty"`
+	Pos   diag.Pos       `json:"-"`
+}
+
+// I18n holds translations for one language.
+type I18n struct {
+	Name        string              `json:"name,omitempty"`
+	Description string              `json:"description,omitempty"`
+	Tools       map[string]ToolI18n `json:"tools,omitempty"`
+	Widgets     map[string]string   `json:"widgets,omitempty"`     // key -> title
+	Preferences map[string]string   `json:"preferences,omitempty"` // name -> title
+}
+
+// ToolI18n is a tool's translated title and description.
+type ToolI18n struct {
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// Legacy maps identifiers of older releases to the current ones.
+type Legacy struct {
+	IDs     []string          `json:"ids,omitempty"`     // old plugin ids
+	Tools   map[string]string `json:"tools,omitempty"`   // old tool name (or old-id.tool) -> tool name
+	Widgets map[string]string `json:"widgets,omitempty"` // old widget key -> key
+}
+
+// Tool is one tool of the document. Its steps stay raw YAML nodes here: the
+// steps package decodes them against its registry.
+type Tool struct {
+	Name        string             `json:"name"`
+	Title       string             `json:"title"`
+	Description string             `json:"description"`
+	Effect      Effect             `json:"effect"`
+	Untrusted   bool               `json:"untrusted"`
+	UserOnly    bool               `json:"userOnly"`
+	AlwaysAsk   bool               `json:"alwaysAsk"`
+	Serial      bool               `json:"serial"`
+	Input       map[string]any     `json:"input"`
+	InputSchema *jsonschema.Schema `json:"-"`
+	Output      map[string]any     `json:"output,omitempty"`
+
+	Steps  *yaml.Node `json:"-"` // the steps list
+	Limits *yaml.Node `json:"-"` // optional per-tool limits, decoded by the interpreter
+	Doc    *yamlx.Doc `json:"-"` // maps node positions to the file
+	File   string     `json:"file"`
+	Pos    diag.Pos   `json:"-"`
+}
+
+// Block is a YAML or JSON text from a file or a fenced block of PLUGIN.md.
+type Block struct {
+	Kind string     // tool, widget, test
+	Name string     // from the file name or the info string
+	Doc  *yamlx.Doc // parsed YAML (nil for JSON)
+	Text []byte
+	Pos  diag.Pos
+}

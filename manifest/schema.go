@@ -1,0 +1,131 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/yamlx"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+)
+
+// denyLoader refuses every $ref outside the schema itself: a document's
+// schema may not read files or the network.
+type denyLoader struct{}
+
+func (denyLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schemas may not refer to %s: keep them self-contained ($defs)", url)
+}
+
+var schemaSeq atomic.Int64
+
+// CompileSchema compiles a JSON Schema (draft 2020-12 unless it says
+// otherwise) that may refer only to itself.
+func CompileSchema(schema map[string]any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(denyLoader{})
+	url := fmt.Sprintf("mem:///schema-%d.json", schemaSeq.Add(1))
+	if err := c.AddResource(url, schema); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// compileSchema compiles and reports problems at the YAML node the schema
+// came from, following the error's location inside it when it can.
+func compileSchema(what string, schema map[string]any, d *yamlx.Doc, n *yaml.Node, pos diag.Pos, l *diag.List) *jsonschema.Schema {
+	s, err := CompileSchema(schema)
+	if err == nil {
+		return s
+	}
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		var ve *jsonschema.ValidationError
+		if errors.As(sve.Err, &ve) {
+			leaf := leafError(ve)
+			if n != nil {
+				pos = d.NodePos(nodeAt(n, leaf.InstanceLocation))
+			}
+			l.Errorf(pos, "%s is not a valid JSON Schema: at %s: %s", what, pointer(leaf.InstanceLocation), leaf.ErrorKind)
+			return nil
+		}
+	}
+	l.Errorf(pos, "%s is not a valid JSON Schema: %v", what, err)
+	return nil
+}
+
+func leafError(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(e.Causes) > 0 {
+		e = e.Causes[0]
+	}
+	return e
+}
+
+func pointer(loc []string) string {
+	if len(loc) == 0 {
+		return "the top"
+	}
+	return "/" + strings.Join(loc, "/")
+}
+
+// nodeAt follows a JSON pointer's tokens through YAML nodes as far as it can.
+func nodeAt(n *yaml.Node, loc []string) *yaml.Node {
+	for _, tok := range loc {
+		switch n.Kind {
+		case yaml.MappingNode:
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == tok {
+					n, found = n.Content[i+1], true
+					break
+				}
+			}
+			if !found {
+				return n
+			}
+		case yaml.SequenceNode:
+			var idx int
+			if _, err := fmt.Sscan(tok, &idx); err != nil || idx < 0 || idx >= len(n.Content) {
+				return n
+			}
+			n = n.Content[idx]
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// SchemaMessage turns a validation error into one line naming the fields
+// that failed, for a user or the model: "at /building: missing ...".
+func SchemaMessage(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var leaves []*jsonschema.ValidationError
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			leaves = append(leaves, e)
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	var parts []string
+	for i, e := range leaves {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(leaves)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("at %s: %s", pointer(e.InstanceLocation), e.ErrorKind))
+	}
+	return strings.Join(parts, "; ")
+}
