@@ -1,0 +1,167 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/unicode"
+)
+
+// readBody reads a response body, decompressing gzip or deflate itself, and
+// refuses more than limit bytes after decompression.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	var r io.Reader = resp.Body
+	switch ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); ce {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("the response's gzip body is corrupt")
+		}
+		defer zr.Close()
+		r = zr
+	case "deflate":
+		// Servers send both zlib-wrapped and raw deflate under this name.
+		br := bufio.NewReader(resp.Body)
+		if head, _ := br.Peek(2); len(head) == 2 && head[0]&0x0f == 8 && (uint16(head[0])<<8|uint16(head[1]))%31 == 0 {
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				return nil, fmt.Errorf("the response's deflate body is corrupt")
+			}
+			defer zr.Close()
+			r = zr
+		} else {
+			fr := flate.NewReader(br)
+			defer fr.Close()
+			r = fr
+		}
+	default:
+		return nil, fmt.Errorf("the response uses an unsupported content encoding %q", ce)
+	}
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 && resp.ContentLength <= limit {
+		buf.Grow(int(resp.ContentLength))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the response body: %v", err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w: the response body is more than %d bytes", ErrLimit, limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// textual reports whether a media type is text the steps can read.
+func textual(mt string) bool {
+	switch {
+	case strings.HasPrefix(mt, "text/"),
+		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"),
+		mt == "application/json", mt == "application/xml", mt == "application/javascript",
+		mt == "application/x-javascript", mt == "application/ecmascript",
+		mt == "application/x-www-form-urlencoded", mt == "application/xhtml+xml":
+		return true
+	}
+	return false
+}
+
+// mediaType parses Content-Type into the media type and its charset label;
+// an absent or malformed type is sniffed from the body.
+func mediaType(h http.Header, body []byte) (mt, label string) {
+	ct := h.Get("Content-Type")
+	if ct != "" {
+		if m, params, err := mime.ParseMediaType(ct); err == nil {
+			mt, label = m, params["charset"]
+		}
+	}
+	if mt == "" || mt == "application/octet-stream" {
+		if len(body) == 0 {
+			return "text/plain", label
+		}
+		s, params, _ := mime.ParseMediaType(http.DetectContentType(body))
+		if strings.HasPrefix(s, "text/") {
+			t := bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf")
+			if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+				s = "application/json"
+			}
+			mt = s
+			if label == "" {
+				label = params["charset"]
+			}
+		} else if mt == "" {
+			mt = s
+		}
+	}
+	return mt, label
+}
+
+var xmlEncoding = regexp.MustCompile(`^\s*<\?xml[^>]*encoding=["']([A-Za-z0-9._:-]+)["']`)
+
+// toUTF8 decodes a text body to UTF-8: a byte-order mark first, then the
+// declared charset, then an HTML meta or XML declaration, then UTF-8 if the
+// bytes are valid, else GB18030 (a superset of GBK and GB2312, what campus
+// pages without a label use). Invalid sequences become U+FFFD.
+func toUTF8(body []byte, mt, label string) []byte {
+	switch {
+	case bytes.HasPrefix(body, []byte("\xef\xbb\xbf")):
+		return validUTF8(body[3:])
+	case bytes.HasPrefix(body, []byte("\xff\xfe")):
+		return decodeWith(unicode.UTF16(unicode.LittleEndian, unicode.UseBOM), body)
+	case bytes.HasPrefix(body, []byte("\xfe\xff")):
+		return decodeWith(unicode.UTF16(unicode.BigEndian, unicode.UseBOM), body)
+	}
+	if label != "" {
+		if enc, name := charset.Lookup(label); enc != nil {
+			if name == "utf-8" {
+				return validUTF8(body)
+			}
+			return decodeWith(enc, body)
+		}
+	}
+	if utf8.Valid(body) {
+		return body
+	}
+	head := body
+	if len(head) > 1024 {
+		head = head[:1024]
+	}
+	if strings.Contains(mt, "html") {
+		if enc, name, certain := charset.DetermineEncoding(head, mt); certain && name != "utf-8" {
+			return decodeWith(enc, body)
+		}
+	}
+	if m := xmlEncoding.FindSubmatch(head); m != nil {
+		if enc, name := charset.Lookup(string(m[1])); enc != nil && name != "utf-8" {
+			return decodeWith(enc, body)
+		}
+	}
+	return decodeWith(simplifiedchinese.GB18030, body)
+}
+
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	return bytes.ToValidUTF8(b, []byte("\uFFFD"))
+}
+
+func decodeWith(enc encoding.Encoding, b []byte) []byte {
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil {
+		return validUTF8(b)
+	}
+	return validUTF8(out)
+}

@@ -1,0 +1,547 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/yamlx"
+	"go.yaml.in/yaml/v3"
+)
+
+// Catalogue maps a campus service's name to its entry.
+type Catalogue map[string]*Service
+
+// Service is one campus service: where it lives, how its session is attached,
+// and how it says the session has expired.
+type Service struct {
+	Name   string
+	Origin string // scheme://host[:port]; https unless the host is loopback
+	Auth   Auth
+	Login  Login
+	CSRF   CSRF
+	// Headers are fixed headers the service always needs (the card service's
+	// synaccesssource: h5). They win over a step's header of the same name.
+	Headers map[string]string
+	// Query holds fixed query parameters added when a request lacks them.
+	Query map[string]string
+	// Concurrency caps the requests in flight to this service across all
+	// calls (0: Limits.ServiceConcurrency).
+	Concurrency int
+}
+
+// Auth names the session parts the proxy attaches from the keystore. A
+// cookie name "*" attaches every stored cookie of the service and treats
+// every cookie the service sets as part of the session.
+type Auth struct {
+	Cookies []string
+	Headers []string
+}
+
+// Login says how the service signals a missing or expired session.
+type Login struct {
+	// Redirect is a path prefix ("/iaaa/login", on any host) or an absolute
+	// URL prefix ("https://iaaa.pku.edu.cn/iaaa/"): a redirect there, or a
+	// final URL there, means the session has expired.
+	Redirect string
+	// Redirects are more such prefixes.
+	Redirects []string
+	// Status lists HTTP statuses that mean expired (the card service: 401).
+	Status []int
+	// JSON maps a top-level field of a JSON body to the values that mean
+	// expired, compared as text ({"code": ["401"]}).
+	JSON map[string][]string
+}
+
+// CSRF is a rule the proxy applies itself: the value of cookie Cookie (from
+// the session or the call's jar) is copied into header Header.
+type CSRF struct {
+	Cookie string
+	Header string
+}
+
+// prefixes returns every login prefix.
+func (l *Login) prefixes() []string {
+	var out []string
+	if l.Redirect != "" {
+		out = append(out, l.Redirect)
+	}
+	return append(out, l.Redirects...)
+}
+
+const iaaaPrefix = "https://iaaa.pku.edu.cn/iaaa/"
+
+// Builtin returns the real campus services, as far as public clients show
+// them (../shared/campus). Every entry is a fresh copy.
+func Builtin() Catalogue {
+	iaaaLogin := Login{Redirect: iaaaPrefix}
+	list := []*Service{
+		{Name: "iaaa", Origin: "https://iaaa.pku.edu.cn"},
+		{Name: "portal", Origin: "https://portal.pku.edu.cn",
+			Auth:  Auth{Cookies: []string{"SESSION", "JSESSIONID"}},
+			Login: Login{Redirect: iaaaPrefix, Redirects: []string{"/portal2017/login.jsp"}, Status: []int{401}}},
+		{Name: "card", Origin: "https://bdcard.pku.edu.cn",
+			Auth:  Auth{Headers: []string{"synjones-auth"}},
+			Login: Login{Redirect: iaaaPrefix, Status: []int{401}, JSON: map[string][]string{"code": {"401"}}},
+			Headers: map[string]string{
+				"synaccesssource":  "h5",
+				"x-requested-with": "cn.edu.pku.PKUAndroid",
+				"User-Agent":       "PKUANDROID2.2.0 okhttp/4.12.0",
+			},
+			Query:       map[string]string{"synAccessSource": "h5"},
+			Concurrency: 2},
+		{Name: "card-legacy", Origin: "https://card.pku.edu.cn",
+			Auth: Auth{Cookies: []string{"hallticket"}}, Login: iaaaLogin},
+		{Name: "treehole", Origin: "https://treehole.pku.edu.cn",
+			Auth:  Auth{Cookies: []string{"pku_token", "_session", "XSRF-TOKEN"}, Headers: []string{"Authorization", "uuid"}},
+			Login: Login{Redirect: iaaaPrefix, Status: []int{401}},
+			CSRF:  CSRF{Cookie: "XSRF-TOKEN", Header: "X-XSRF-TOKEN"}},
+		{Name: "wproc", Origin: "https://wproc.pku.edu.cn",
+			Auth:  Auth{Cookies: []string{"*"}},
+			Login: Login{Redirect: "/site/login/cas-login", Redirects: []string{iaaaPrefix}}},
+		{Name: "xiaobei", Origin: "https://xiaobei.pku.edu.cn",
+			Auth:  Auth{Cookies: []string{"session"}},
+			Login: Login{Redirect: iaaaPrefix, Status: []int{401}}},
+		{Name: "course", Origin: "https://course.pku.edu.cn",
+			Auth:  Auth{Cookies: []string{"*"}},
+			Login: Login{Redirect: iaaaPrefix, Redirects: []string{"/webapps/login"}}},
+		{Name: "elective", Origin: "https://elective.pku.edu.cn",
+			Auth: Auth{Cookies: []string{"JSESSIONID"}}, Login: iaaaLogin, Concurrency: 1},
+		{Name: "dean", Origin: "https://dean.pku.edu.cn"},
+		{Name: "eecs", Origin: "https://eecs.pku.edu.cn"},
+		{Name: "simso", Origin: "https://simso.pku.edu.cn"},
+		{Name: "library", Origin: "https://www.lib.pku.edu.cn"},
+		{Name: "bdkj", Origin: "https://bdkj.pku.edu.cn",
+			Auth: Auth{Cookies: []string{"JWTUser", "SESSION"}}, Login: iaaaLogin},
+		{Name: "its", Origin: "https://its.pku.edu.cn",
+			Auth: Auth{Cookies: []string{"*"}}, Login: Login{Redirect: "/cas/login"}},
+		{Name: "cwfw", Origin: "https://cwfw.pku.edu.cn",
+			Auth: Auth{Cookies: []string{"*"}}, Login: iaaaLogin},
+	}
+	c := make(Catalogue, len(list))
+	for _, s := range list {
+		c[s.Name] = s
+	}
+	return c
+}
+
+// Merge returns a new catalogue: c's entries, with each entry of over
+// replacing the one of the same name whole.
+func (c Catalogue) Merge(over Catalogue) Catalogue {
+	out := make(Catalogue, len(c)+len(over))
+	for k, v := range c {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// Names lists the catalogue's service names, sorted.
+func (c Catalogue) Names() []string {
+	out := make([]string, 0, len(c))
+	for k := range c {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Validate checks every entry, as LoadServices does.
+func (c Catalogue) Validate() error {
+	var errs []string
+	for _, name := range c.Names() {
+		if _, err := compileService(name, c[name]); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// maxConfigBytes bounds a services or secrets file.
+const maxConfigBytes = 1 << 20
+
+var serviceKeys = []string{"origin", "auth", "login", "csrf", "headers", "query", "concurrency"}
+
+// LoadServices reads a services file (CONTRACT.md): a YAML mapping from
+// service name to {origin, auth: {cookies, headers}, login: {redirect,
+// redirects, status, json}, csrf: {cookie, header}, headers, query,
+// concurrency}. Unknown keys, anchors, aliases and tags are refused; every
+// problem is reported as FILE:LINE:COL: message.
+func LoadServices(path string) (Catalogue, error) {
+	src, err := readConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	var l diag.List
+	doc := yamlx.Parse(path, src, 1, nil, yamlx.Limits{MaxBytes: maxConfigBytes, MaxKeys: 20000, MaxDepth: 8}, &l)
+	if !doc.Safe() {
+		if l.HasErrors() {
+			return nil, &l
+		}
+		return Catalogue{}, nil
+	}
+	top, ok := doc.Mapping(doc.Root, "the services file", nil, &l)
+	if !ok {
+		return nil, &l
+	}
+	out := make(Catalogue, len(top.Fields))
+	for _, f := range top.Fields {
+		s := &Service{Name: f.Key}
+		if !validName(f.Key) {
+			l.Errorf(doc.NodePos(f.KeyN), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", f.Key)
+		}
+		m, ok := doc.Mapping(f.Value, "service "+strconv.Quote(f.Key), serviceKeys, &l)
+		if !ok {
+			continue
+		}
+		decodeService(doc, m, s, &l)
+		if _, has := m.Get("origin"); !has {
+			l.Errorf(doc.NodePos(f.Value), "service %q has no origin", f.Key)
+		} else if _, err := compileService(f.Key, s); err != nil {
+			l.Errorf(doc.NodePos(f.Value), "%s", err.Error())
+		}
+		out[f.Key] = s
+	}
+	if l.HasErrors() {
+		l.Sort()
+		return nil, &l
+	}
+	return out, nil
+}
+
+func decodeService(doc *yamlx.Doc, m *yamlx.Map, s *Service, l *diag.List) {
+	what := "service " + strconv.Quote(s.Name)
+	for _, f := range m.Fields {
+		switch f.Key {
+		case "origin":
+			s.Origin, _ = doc.String(f.Value, what+" origin", l)
+		case "auth":
+			am, ok := doc.Mapping(f.Value, what+" auth", []string{"cookies", "headers"}, l)
+			if !ok {
+				continue
+			}
+			if x, ok := am.Get("cookies"); ok {
+				s.Auth.Cookies, _ = doc.Strings(x.Value, what+" auth cookies", l)
+			}
+			if x, ok := am.Get("headers"); ok {
+				s.Auth.Headers, _ = doc.Strings(x.Value, what+" auth headers", l)
+			}
+		case "login":
+			lm, ok := doc.Mapping(f.Value, what+" login", []string{"redirect", "redirects", "status", "json"}, l)
+			if !ok {
+				continue
+			}
+			if x, ok := lm.Get("redirect"); ok {
+				s.Login.Redirect, _ = doc.String(x.Value, what+" login redirect", l)
+			}
+			if x, ok := lm.Get("redirects"); ok {
+				s.Login.Redirects, _ = doc.Strings(x.Value, what+" login redirects", l)
+			}
+			if x, ok := lm.Get("status"); ok {
+				if x.Value.Kind != yaml.SequenceNode {
+					l.Errorf(doc.NodePos(x.Value), "%s login status must be a list of HTTP statuses, not %s", what, yamlx.Describe(x.Value))
+				} else {
+					for _, c := range x.Value.Content {
+						if v, ok := doc.Int(c, what+" login status", l); ok {
+							s.Login.Status = append(s.Login.Status, int(v))
+						}
+					}
+				}
+			}
+			if x, ok := lm.Get("json"); ok {
+				jm, ok := doc.Mapping(x.Value, what+" login json", nil, l)
+				if !ok {
+					continue
+				}
+				s.Login.JSON = map[string][]string{}
+				for _, jf := range jm.Fields {
+					if jf.Value.Kind != yaml.SequenceNode {
+						l.Errorf(doc.NodePos(jf.Value), "%s login json %q must be a list of values, not %s", what, jf.Key, yamlx.Describe(jf.Value))
+						continue
+					}
+					for _, c := range jf.Value.Content {
+						if c.Kind != yaml.ScalarNode || c.Tag == "!!null" {
+							l.Errorf(doc.NodePos(c), "%s login json %q values must be numbers, strings or booleans", what, jf.Key)
+							continue
+						}
+						s.Login.JSON[jf.Key] = append(s.Login.JSON[jf.Key], c.Value)
+					}
+				}
+			}
+		case "csrf":
+			cm, ok := doc.Mapping(f.Value, what+" csrf", []string{"cookie", "header"}, l)
+			if !ok {
+				continue
+			}
+			if x, ok := cm.Get("cookie"); ok {
+				s.CSRF.Cookie, _ = doc.String(x.Value, what+" csrf cookie", l)
+			}
+			if x, ok := cm.Get("header"); ok {
+				s.CSRF.Header, _ = doc.String(x.Value, what+" csrf header", l)
+			}
+		case "headers":
+			s.Headers, _ = doc.StringMap(f.Value, what+" headers", l)
+		case "query":
+			s.Query, _ = doc.StringMap(f.Value, what+" query", l)
+		case "concurrency":
+			if v, ok := doc.Int(f.Value, what+" concurrency", l); ok {
+				s.Concurrency = int(v)
+			}
+		}
+	}
+}
+
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s: %w", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPathError(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPathError(err))
+	}
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("%s is more than the limit of %d bytes", path, maxConfigBytes)
+	}
+	return data, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// validName reports whether s is a service name: [a-z][a-z0-9-]*, at most 40.
+func validName(s string) bool {
+	if s == "" || len(s) > 40 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// origin is a parsed scheme://host:port.
+type origin struct {
+	scheme string
+	host   string // lower case; IPv6 without brackets
+	port   int
+	str    string // scheme://host[:port], default port omitted
+}
+
+func (o origin) hostport() string {
+	return joinHostPort(o.host, o.port)
+}
+
+func joinHostPort(host string, port int) string {
+	if strings.IndexByte(host, ':') >= 0 {
+		return "[" + host + "]:" + strconv.Itoa(port)
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+func makeOrigin(scheme, host string, port int) origin {
+	o := origin{scheme: scheme, host: host, port: port}
+	h := host
+	if strings.IndexByte(h, ':') >= 0 {
+		h = "[" + h + "]"
+	}
+	o.str = scheme + "://" + h
+	if !(scheme == "https" && port == 443) && !(scheme == "http" && port == 80) {
+		o.str += ":" + strconv.Itoa(port)
+	}
+	return o
+}
+
+// parseOrigin reads scheme://host[:port] with nothing else (a lone "/" path
+// is tolerated).
+func parseOrigin(s string) (origin, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return origin{}, fmt.Errorf("origin %q is not a URL", s)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return origin{}, fmt.Errorf("origin %q must start with https:// or http://", s)
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || (u.Path != "" && u.Path != "/") || u.Opaque != "" {
+		return origin{}, fmt.Errorf("origin %q must be scheme://host[:port] only", s)
+	}
+	host, err := canonicalHost(u.Hostname())
+	if err != nil {
+		return origin{}, fmt.Errorf("origin %q: %v", s, err)
+	}
+	port := 443
+	if u.Scheme == "http" {
+		port = 80
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 || p[0] == '0' {
+			return origin{}, fmt.Errorf("origin %q has a bad port", s)
+		}
+		port = n
+	} else if strings.HasSuffix(u.Host, ":") {
+		return origin{}, fmt.Errorf("origin %q has an empty port", s)
+	}
+	return makeOrigin(u.Scheme, host, port), nil
+}
+
+// isLoopbackHost reports whether host is localhost or a loopback literal.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// service is a compiled catalogue entry.
+type service struct {
+	*Service
+	origin      origin
+	cookies     map[string]bool // declared auth cookie names
+	allCookies  bool            // "*"
+	headers     []string        // canonical auth header names
+	fixed       http.Header     // canonical fixed headers
+	loginStatus map[int]bool
+}
+
+func (s *service) isAuthCookie(name string) bool {
+	return s.allCookies || s.cookies[name]
+}
+
+// compileService validates an entry and precomputes what requests need.
+func compileService(name string, s *Service) (*service, error) {
+	if s == nil {
+		return nil, fmt.Errorf("service %q: empty entry", name)
+	}
+	if !validName(name) {
+		return nil, fmt.Errorf("service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", name)
+	}
+	o, err := parseOrigin(s.Origin)
+	if err != nil {
+		return nil, fmt.Errorf("service %q: %v", name, err)
+	}
+	if o.scheme != "https" && !isLoopbackHost(o.host) {
+		return nil, fmt.Errorf("service %q: origin %q must use https (plain http only for loopback addresses)", name, s.Origin)
+	}
+	cs := &service{Service: s, origin: o, cookies: map[string]bool{}, fixed: http.Header{}, loginStatus: map[int]bool{}}
+	for _, c := range s.Auth.Cookies {
+		if c == "*" {
+			cs.allCookies = true
+			continue
+		}
+		if !validToken(c) {
+			return nil, fmt.Errorf("service %q: auth cookie name %q is not a valid cookie name", name, c)
+		}
+		cs.cookies[c] = true
+	}
+	for _, h := range s.Auth.Headers {
+		if !validToken(h) {
+			return nil, fmt.Errorf("service %q: auth header name %q is not a valid header name", name, h)
+		}
+		ch := http.CanonicalHeaderKey(h)
+		if reservedHeader(ch) && ch != "Authorization" {
+			return nil, fmt.Errorf("service %q: %s cannot be an auth header", name, h)
+		}
+		cs.headers = append(cs.headers, ch)
+	}
+	for _, p := range s.Login.prefixes() {
+		if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") {
+			continue
+		}
+		if _, err := url.Parse(p); err != nil || !(strings.HasPrefix(p, "https://") || strings.HasPrefix(p, "http://")) {
+			return nil, fmt.Errorf("service %q: login redirect %q must be a path starting with / or an absolute http(s) URL", name, p)
+		}
+	}
+	for _, st := range s.Login.Status {
+		if st < 100 || st > 599 {
+			return nil, fmt.Errorf("service %q: login status %d is not an HTTP status", name, st)
+		}
+		cs.loginStatus[st] = true
+	}
+	if (s.CSRF.Cookie == "") != (s.CSRF.Header == "") {
+		return nil, fmt.Errorf("service %q: csrf needs both cookie and header", name)
+	}
+	if s.CSRF.Cookie != "" {
+		if !validToken(s.CSRF.Cookie) || !validToken(s.CSRF.Header) || reservedHeader(http.CanonicalHeaderKey(s.CSRF.Header)) {
+			return nil, fmt.Errorf("service %q: csrf cookie and header must be valid names", name)
+		}
+	}
+	for k, v := range s.Headers {
+		ck := http.CanonicalHeaderKey(k)
+		if !validToken(k) || reservedHeader(ck) {
+			return nil, fmt.Errorf("service %q: fixed header %q is not allowed", name, k)
+		}
+		if !validHeaderValue(v) {
+			return nil, fmt.Errorf("service %q: fixed header %q has a control character", name, k)
+		}
+		cs.fixed[ck] = []string{v}
+	}
+	for k, v := range s.Query {
+		if k == "" || !validHeaderValue(k) || !validHeaderValue(v) {
+			return nil, fmt.Errorf("service %q: fixed query parameter %q is not allowed", name, k)
+		}
+	}
+	if s.Concurrency < 0 || s.Concurrency > 64 {
+		return nil, fmt.Errorf("service %q: concurrency must be between 0 and 64", name)
+	}
+	return cs, nil
+}
+
+// validToken reports whether s is an RFC 7230 token (header or cookie name).
+func validToken(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			continue
+		}
+		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue refuses control characters (CR, LF, NUL and the rest
+// except tab).
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

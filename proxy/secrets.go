@@ -1,0 +1,431 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/yamlx"
+)
+
+// minSecretLen is the shortest credential value accepted: shorter ones
+// cannot be redacted without destroying ordinary text.
+const minSecretLen = 4
+
+// Secrets is the secrets file: a service's session values by service name.
+type Secrets map[string]*ServiceSecrets
+
+// ServiceSecrets is one service's session: cookie values by cookie name and
+// header values by header name (canonical form, e.g. "Synjones-Auth").
+type ServiceSecrets struct {
+	Cookies map[string]string `json:"cookies,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Keystore holds the user's sessions.
+type Keystore interface {
+	// Get returns a service's session. The result must not be modified.
+	Get(service string) (*ServiceSecrets, bool)
+	// Update stores refreshed session cookies of a service (merged into
+	// the stored ones), atomically.
+	Update(service string, cookies map[string]string) error
+}
+
+// serviceLister is implemented by keystores that can list their services,
+// so the proxy can redact every stored value from the start.
+type serviceLister interface {
+	Services() []string
+}
+
+// LoadSecrets reads a secrets file (CONTRACT.md): a YAML mapping from
+// service name to {cookies: {NAME: VALUE}, headers: {NAME: VALUE}}. Errors
+// name the file, line and column, never a value.
+func LoadSecrets(path string) (Secrets, error) {
+	src, err := readConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	var l diag.List
+	doc := yamlx.Parse(path, src, 1, nil, yamlx.Limits{MaxBytes: maxConfigBytes, MaxKeys: 20000, MaxDepth: 6}, &l)
+	if !doc.Safe() {
+		if l.HasErrors() {
+			return nil, &l
+		}
+		return Secrets{}, nil
+	}
+	top, ok := doc.Mapping(doc.Root, "the secrets file", nil, &l)
+	if !ok {
+		return nil, &l
+	}
+	out := make(Secrets, len(top.Fields))
+	for _, f := range top.Fields {
+		if !validName(f.Key) {
+			l.Errorf(doc.NodePos(f.KeyN), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", f.Key)
+			continue
+		}
+		what := "secrets of " + strconv.Quote(f.Key)
+		m, ok := doc.Mapping(f.Value, what, []string{"cookies", "headers"}, &l)
+		if !ok {
+			continue
+		}
+		ss := &ServiceSecrets{}
+		if x, ok := m.Get("cookies"); ok {
+			ss.Cookies, _ = doc.StringMap(x.Value, what+" cookies", &l)
+		}
+		if x, ok := m.Get("headers"); ok {
+			ss.Headers, _ = doc.StringMap(x.Value, what+" headers", &l)
+		}
+		norm, err := normaliseSecrets(f.Key, ss)
+		if err != nil {
+			l.Errorf(doc.NodePos(f.Value), "%s", err.Error())
+			continue
+		}
+		out[f.Key] = norm
+	}
+	if l.HasErrors() {
+		l.Sort()
+		return nil, &l
+	}
+	return out, nil
+}
+
+// normaliseSecrets checks names and values (never quoting a value) and
+// returns a copy with canonical header names.
+func normaliseSecrets(service string, ss *ServiceSecrets) (*ServiceSecrets, error) {
+	out := &ServiceSecrets{Cookies: map[string]string{}, Headers: map[string]string{}}
+	if ss == nil {
+		return out, nil
+	}
+	for k, v := range ss.Cookies {
+		if !validToken(k) {
+			return nil, fmt.Errorf("service %q: cookie name %q is not valid", service, k)
+		}
+		if err := checkSecretValue(v); err != nil {
+			return nil, fmt.Errorf("service %q: the value of cookie %q %v", service, k, err)
+		}
+		if strings.ContainsAny(v, ";\" ,\\") {
+			return nil, fmt.Errorf("service %q: the value of cookie %q has a character a cookie may not hold (; \" , space or backslash)", service, k)
+		}
+		out.Cookies[k] = v
+	}
+	for k, v := range ss.Headers {
+		ck := http.CanonicalHeaderKey(k)
+		if !validToken(k) || (reservedHeader(ck) && ck != "Authorization") {
+			return nil, fmt.Errorf("service %q: header %q cannot hold a credential", service, k)
+		}
+		if err := checkSecretValue(v); err != nil {
+			return nil, fmt.Errorf("service %q: the value of header %q %v", service, k, err)
+		}
+		if _, dup := out.Headers[ck]; dup {
+			return nil, fmt.Errorf("service %q: header %q is given twice", service, k)
+		}
+		out.Headers[ck] = v
+	}
+	return out, nil
+}
+
+func checkSecretValue(v string) error {
+	if len(v) < minSecretLen {
+		return fmt.Errorf("is shorter than %d characters (too short to be redacted reliably)", minSecretLen)
+	}
+	if len(v) > 16<<10 {
+		return errors.New("is longer than 16 KiB")
+	}
+	if !validHeaderValue(v) {
+		return errors.New("has a control character")
+	}
+	if strings.TrimSpace(v) != v {
+		return errors.New("starts or ends with white space")
+	}
+	return nil
+}
+
+// MemoryKeystore is a keystore in memory: the --secrets file of one run.
+// Refreshed values are kept for the run only.
+type MemoryKeystore struct {
+	mu sync.RWMutex
+	m  Secrets
+}
+
+// MemKeystore makes a keystore from a secrets file's content (copied; header
+// names made canonical).
+func MemKeystore(s Secrets) *MemoryKeystore {
+	k := &MemoryKeystore{m: Secrets{}}
+	for name, ss := range s {
+		c := &ServiceSecrets{Cookies: map[string]string{}, Headers: map[string]string{}}
+		if ss != nil {
+			for n, v := range ss.Cookies {
+				c.Cookies[n] = v
+			}
+			for n, v := range ss.Headers {
+				c.Headers[http.CanonicalHeaderKey(n)] = v
+			}
+		}
+		k.m[name] = c
+	}
+	return k
+}
+
+// Get implements Keystore.
+func (k *MemoryKeystore) Get(service string) (*ServiceSecrets, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	ss, ok := k.m[service]
+	return ss, ok
+}
+
+// Update implements Keystore: copy on write, so a value from Get never
+// changes under its reader.
+func (k *MemoryKeystore) Update(service string, cookies map[string]string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.m[service] = merged(k.m[service], cookies)
+	return nil
+}
+
+// Services lists the services with a stored session.
+func (k *MemoryKeystore) Services() []string {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return sortedKeys(k.m)
+}
+
+func merged(old *ServiceSecrets, cookies map[string]string) *ServiceSecrets {
+	n := &ServiceSecrets{Cookies: map[string]string{}, Headers: map[string]string{}}
+	if old != nil {
+		for k, v := range old.Cookies {
+			n.Cookies[k] = v
+		}
+		for k, v := range old.Headers {
+			n.Headers[k] = v
+		}
+	}
+	for k, v := range cookies {
+		n.Cookies[k] = v
+	}
+	return n
+}
+
+func sortedKeys(m Secrets) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FileKeystore is the keystore file in the home folder (keystore.json):
+// {"version": 1, "services": {NAME: {"cookies": {...}, "headers": {...}}}},
+// mode 0600, written with temp file + fsync + rename.
+type FileKeystore struct {
+	path string
+	mu   sync.RWMutex
+	m    Secrets
+}
+
+type keystoreFile struct {
+	Version  int     `json:"version"`
+	Services Secrets `json:"services"`
+}
+
+// OpenKeystore opens the keystore file at path; a missing file is an empty
+// keystore (created on the first write). It refuses a file that is not a
+// regular file, that others may read or write, or that another user owns.
+func OpenKeystore(path string) (*FileKeystore, error) {
+	k := &FileKeystore{path: path, m: Secrets{}}
+	st, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return k, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("the keystore %s is not a regular file", path)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("the keystore %s may be read by others (mode %04o): run chmod 600 %s", path, st.Mode().Perm(), path)
+	}
+	if err := checkOwner(st); err != nil {
+		return nil, fmt.Errorf("the keystore %s %v", path, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
+	}
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("the keystore %s is more than %d bytes", path, maxConfigBytes)
+	}
+	var kf keystoreFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&kf); err != nil {
+		// The decoder's message may quote the input: say only where.
+		return nil, fmt.Errorf("the keystore %s is not valid keystore JSON", path)
+	}
+	if kf.Version != 1 {
+		return nil, fmt.Errorf("the keystore %s has version %d, not 1", path, kf.Version)
+	}
+	for name, ss := range kf.Services {
+		if !validName(name) {
+			return nil, fmt.Errorf("the keystore %s names a bad service %q", path, name)
+		}
+		n, err := normaliseSecrets(name, ss)
+		if err != nil {
+			return nil, fmt.Errorf("the keystore %s: %v", path, err)
+		}
+		k.m[name] = n
+	}
+	return k, nil
+}
+
+// Path is the keystore file.
+func (k *FileKeystore) Path() string { return k.path }
+
+// Get implements Keystore.
+func (k *FileKeystore) Get(service string) (*ServiceSecrets, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	ss, ok := k.m[service]
+	return ss, ok
+}
+
+// Services lists the services with a stored session.
+func (k *FileKeystore) Services() []string {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return sortedKeys(k.m)
+}
+
+// Update implements Keystore: merges the cookies and rewrites the file.
+func (k *FileKeystore) Update(service string, cookies map[string]string) error {
+	for n, v := range cookies {
+		if !validToken(n) || checkSecretValue(v) != nil {
+			return fmt.Errorf("refreshed cookie %q of service %q is not storable", n, service)
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	next := make(Secrets, len(k.m)+1)
+	for n, v := range k.m {
+		next[n] = v
+	}
+	next[service] = merged(k.m[service], cookies)
+	if err := k.write(next); err != nil {
+		return err
+	}
+	k.m = next
+	return nil
+}
+
+// Put replaces a service's session (for a login or import command).
+func (k *FileKeystore) Put(service string, ss *ServiceSecrets) error {
+	if !validName(service) {
+		return fmt.Errorf("bad service name %q", service)
+	}
+	n, err := normaliseSecrets(service, ss)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	next := make(Secrets, len(k.m)+1)
+	for s, v := range k.m {
+		next[s] = v
+	}
+	next[service] = n
+	if err := k.write(next); err != nil {
+		return err
+	}
+	k.m = next
+	return nil
+}
+
+// Delete removes a service's session.
+func (k *FileKeystore) Delete(service string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.m[service]; !ok {
+		return nil
+	}
+	next := make(Secrets, len(k.m))
+	for s, v := range k.m {
+		if s != service {
+			next[s] = v
+		}
+	}
+	if err := k.write(next); err != nil {
+		return err
+	}
+	k.m = next
+	return nil
+}
+
+// write replaces the file atomically: a temp file in the same folder (mode
+// 0600), fsync, rename, fsync of the folder.
+func (k *FileKeystore) write(m Secrets) error {
+	data, err := json.MarshalIndent(keystoreFile{Version: 1, Services: m}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("cannot encode the keystore: %v", err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(k.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create %s: %v", dir, unwrapPathError(err))
+	}
+	tmp, err := os.CreateTemp(dir, ".keystore-*.tmp")
+	if err != nil {
+		return fmt.Errorf("cannot write the keystore: %v", unwrapPathError(err))
+	}
+	name := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("cannot write the keystore: %v", unwrapPathError(err))
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		return fail(err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("cannot write the keystore: %v", unwrapPathError(err))
+	}
+	if err := os.Rename(name, k.path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("cannot write the keystore: %v", unwrapPathError(err))
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+var (
+	_ Keystore      = (*FileKeystore)(nil)
+	_ Keystore      = (*MemoryKeystore)(nil)
+	_ serviceLister = (*FileKeystore)(nil)
+	_ serviceLister = (*MemoryKeystore)(nil)
+)
