@@ -1,0 +1,162 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/pkuinfo/harness/manifest"
+)
+
+// ApprovalRequest is what the host shows the user when a call asks.
+type ApprovalRequest struct {
+	Tool       string          `json:"tool"`      // the tool id
+	ModelName  string          `json:"modelName"` // the name the model used
+	Title      string          `json:"title"`
+	Plugin     string          `json:"plugin"`
+	PluginName string          `json:"pluginName"`
+	Trust      Trust           `json:"trust"`
+	Effect     manifest.Effect `json:"effect"`
+	Reason     Reason          `json:"reason"`
+	Message    string          `json:"message"`
+	Input      map[string]any  `json:"input"`
+}
+
+// Approver asks the user whether a call may run. The host implements it
+// (a dialog in the app; --approve on the command line).
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req ApprovalRequest) (bool, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (bool, error) {
+	return f(ctx, req)
+}
+
+// ApproveAll says yes to every ask (the command line's --approve).
+var ApproveAll Approver = ApproverFunc(func(context.Context, ApprovalRequest) (bool, error) { return true, nil })
+
+// Source names where an enveloped result comes from.
+type Source struct {
+	Plugin string `json:"plugin"`
+	Tool   string `json:"tool"`
+	Trust  Trust  `json:"trust"`
+}
+
+// Envelope is how a result reaches the agent. The engine fills Source and
+// Untrusted; whatever the tool returned is nested under Data, so a plugin
+// cannot pose as another source or as trusted by returning such fields.
+type Envelope struct {
+	Source    Source `json:"source"`
+	Untrusted bool   `json:"untrusted"`
+	Data      any    `json:"data"`
+}
+
+// Turn tracks whether an agent's turn has seen untrusted data.
+type Turn struct{ tainted atomic.Bool }
+
+// Tainted reports whether the turn has seen untrusted data.
+func (t *Turn) Tainted() bool { return t.tainted.Load() }
+
+// Observe taints the turn when the envelope is untrusted.
+func (t *Turn) Observe(e *Envelope) {
+	if e != nil && e.Untrusted {
+		t.tainted.Store(true)
+	}
+}
+
+// Authorize decides a call and settles an ask with the approver: the result
+// is allowed or refused, never an ask. With no approver an ask is refused
+// (ReasonNoApprover); a no is ReasonDeclined.
+func (r *Registry) Authorize(ctx context.Context, c Call, ap Approver) Decision {
+	d := r.Decide(c)
+	if !d.Ask {
+		return d
+	}
+	t := d.Tool
+	if ap == nil {
+		d.Ask, d.Reason = false, ReasonNoApprover
+		d.Message = fmt.Sprintf("%s needs the user's approval and nobody can be asked (%s)", t.ID, d.Message)
+		return d
+	}
+	ok, err := ap.Approve(ctx, ApprovalRequest{
+		Tool: t.ID, ModelName: t.ModelName, Title: t.Title, Plugin: t.Plugin, PluginName: t.doc.Name,
+		Trust: t.doc.Trust, Effect: t.Effect, Reason: d.Reason, Message: d.Message, Input: d.Input,
+	})
+	d.Ask = false
+	if err != nil || !ok {
+		d.Reason = ReasonDeclined
+		d.Message = fmt.Sprintf("the user declined %s", t.ID)
+		if err != nil {
+			d.Message = fmt.Sprintf("%s: asking the user failed: %v", t.ID, err)
+		}
+		return d
+	}
+	d.Allow = true
+	return d
+}
+
+// Invoke authorizes a call and runs it. A refusal is a *RefusedError; a
+// tool's own failure comes back as the runner returned it.
+func (r *Registry) Invoke(ctx context.Context, c Call, ap Approver) (*Envelope, error) {
+	d := r.Authorize(ctx, c, ap)
+	if !d.Allow {
+		return nil, d.Err()
+	}
+	if c.Actor == "" {
+		c.Actor = User
+	}
+	return r.run(ctx, d.Tool, d.Input, c.Actor)
+}
+
+// run runs a permitted call and wraps the result.
+func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Actor) (*Envelope, error) {
+	if t.Serial {
+		select {
+		case t.sem <- struct{}{}:
+			defer func() { <-t.sem }()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: waited for its previous call to finish: %w", t.ID, ctx.Err())
+		}
+	}
+	var data any
+	var err error
+	if t.native != nil {
+		data, err = t.native.Run(ctx, input)
+	} else {
+		var run Runner
+		run, err = r.runner(t.doc)
+		if err == nil {
+			var prefs map[string]any
+			prefs, err = r.prefValues(t.doc)
+			if err == nil {
+				data, err = run.RunTool(ctx, RunRequest{Plugin: t.Plugin, Tool: t.Name, Input: input, Prefs: prefs, Actor: a})
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Envelope{
+		Source:    Source{Plugin: t.Plugin, Tool: t.Name, Trust: t.doc.Trust},
+		Untrusted: t.doc.Trust != Official || t.Untrusted,
+		Data:      data,
+	}, nil
+}
+
+func (r *Registry) runner(d *Document) (Runner, error) {
+	d.once.Do(func() {
+		if r.compile == nil {
+			d.runErr = fmt.Errorf("%s cannot run here: the host gave the registry no compiler", d.ID)
+			return
+		}
+		d.runner, d.runErr = r.compile(d.Plugin)
+		if d.runErr == nil && d.runner == nil {
+			d.runErr = fmt.Errorf("%s: the compiler returned no runner", d.ID)
+		}
+	})
+	return d.runner, d.runErr
+}

@@ -1,0 +1,118 @@
+package registry
+
+import (
+	"context"
+	"sync"
+
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Runner runs the tools of one document. The interpreter's compiled program
+// is one (through a small adapter); a host may supply others.
+type Runner interface {
+	RunTool(ctx context.Context, req RunRequest) (any, error)
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(ctx context.Context, req RunRequest) (any, error)
+
+// RunTool calls f.
+func (f RunnerFunc) RunTool(ctx context.Context, req RunRequest) (any, error) { return f(ctx, req) }
+
+// RunRequest is one validated, permitted call.
+type RunRequest struct {
+	Plugin string         // the plugin id
+	Tool   string         // the tool's name inside the plugin
+	Input  map[string]any // validated against the tool's input schema
+	Prefs  map[string]any // the plugin's preference values, defaults filled in
+	Actor  Actor
+}
+
+// Compiler makes the Runner of a document. It is called once per document,
+// on the first call of one of its tools.
+type Compiler func(p *manifest.Plugin) (Runner, error)
+
+// NativeTool is a tool the host implements in Go. It meets the same
+// permission rules as a document's tool.
+type NativeTool interface {
+	Name() string // the tool's name inside its plugin, [a-z][A-Za-z0-9_]*
+	Description() string
+	Effect() manifest.Effect
+	InputSchema() map[string]any // a JSON Schema object with type: object
+	Run(ctx context.Context, input map[string]any) (any, error)
+}
+
+// NativeFlags is an optional interface of a NativeTool for the flags a
+// document's tool may carry.
+type NativeFlags interface {
+	Flags() Flags
+}
+
+// Flags are a tool's permission flags.
+type Flags struct {
+	Untrusted bool // its results are untrusted (taint the turn)
+	UserOnly  bool // hidden from the model; refused for agent and scheduler
+	AlwaysAsk bool // asks on every agent call whatever the mode
+	Serial    bool // never runs concurrently with itself
+}
+
+// NativePlugin names the plugin native tools are grouped under.
+type NativePlugin struct {
+	ID, Name, Description, Instructions string
+}
+
+// Tool is one tool the registry knows.
+type Tool struct {
+	ID          string // "<plugin>.<tool>"
+	ModelName   string // "<plugin>__<tool>"
+	Plugin      string
+	Name        string
+	Title       string
+	Description string
+	Effect      manifest.Effect
+	Flags
+	Input map[string]any // the input JSON Schema as data
+
+	schema *jsonschema.Schema
+	doc    *Document
+	native NativeTool
+	sem    chan struct{} // capacity 1, for serial tools
+}
+
+// Document returns the document the tool belongs to.
+func (t *Tool) Document() *Document { return t.doc }
+
+// Document is one plugin the registry holds: a parsed document, or the
+// group of native tools under one plugin id.
+type Document struct {
+	ID          string
+	Name        string
+	Description string
+	Trust       Trust
+	Origin      Origin
+	Core        bool             // cannot be disabled
+	Plugin      *manifest.Plugin // nil for native tools
+	Tools       []*Tool          // sorted by name
+
+	// Unavailable is why the host cannot offer the document ("" when it can).
+	Unavailable string
+
+	instructions string
+	once         sync.Once
+	runner       Runner
+	runErr       error
+}
+
+// Instructions returns the document's instructions for the agent.
+func (d *Document) Instructions() string { return d.instructions }
+
+// Origin is where a document comes from.
+type Origin string
+
+// The origins.
+const (
+	Bundled   Origin = "bundled"
+	Installed Origin = "installed"
+	Native    Origin = "native"
+)
