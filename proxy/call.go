@@ -595,7 +595,8 @@ func (c *Call) follow(t *target, cur, next *url.URL) *url.URL {
 	if g := c.campus[t.svc.Name]; g == nil || !g.allows(cp.decoded) {
 		return nil
 	}
-	return &url.URL{Scheme: cur.Scheme, Host: cur.Host, Path: cp.decoded, RawPath: cp.escaped, RawQuery: cp.query}
+	return &url.URL{Scheme: cur.Scheme, Host: cur.Host, Path: cp.decoded, RawPath: cp.escaped,
+		RawQuery: joinQuery(cp.query, nil, t.svc.Query)}
 }
 
 // matchesLogin reports whether u is one of the service's login locations.
@@ -663,9 +664,10 @@ func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
 			}
 		}
 		if s.CSRF.Cookie != "" {
-			v, ok := "", false
+			v, ok, stored := "", false, false
 			if ss != nil {
 				v, ok = ss.Cookies[s.CSRF.Cookie]
+				stored = ok
 			}
 			if !ok {
 				c.jarMu.Lock()
@@ -673,7 +675,10 @@ func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
 				c.jarMu.Unlock()
 			}
 			if ok {
-				if d, err := url.PathUnescape(v); err == nil {
+				if d, err := url.PathUnescape(v); err == nil && d != v {
+					if stored {
+						c.p.red.add(d)
+					}
 					v = d
 				}
 				h[canonicalKey(s.CSRF.Header)] = []string{v}

@@ -1,0 +1,374 @@
+package proxy
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEchoedCredentialsAreRedacted(t *testing.T) {
+	card := newRecorder(t, echo)
+	portal := newRecorder(t, echo)
+	p := testProxy(t, card, portal, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card", "portal"))
+
+	resp, err := call.Do(context.Background(), &Request{Service: "card", Path: "/berserker-app/ykt/tsm/queryCard"})
+	require.NoError(t, err)
+	assert.Equal(t, 200, resp.Status)
+	assertNoSecret(t, "card body", string(resp.Body))
+	assert.Contains(t, string(resp.Body), "auth="+Marker)
+	// The server did get the token, and the fixed header and query.
+	h := card.Hits()[0]
+	assert.Equal(t, cardToken, h.Header.Get("Synjones-Auth"))
+	assert.Equal(t, "h5", h.Header.Get("Synaccesssource"))
+	assert.Equal(t, "synAccessSource=h5", h.RawQuery)
+	assert.Empty(t, h.Header.Get("Cookie"), "card has no cookies: nothing else may be attached")
+	assert.Empty(t, h.Header.Get("Authorization"), "treehole's Authorization lives on the same origin but must not go to card")
+
+	resp, err = call.Do(context.Background(), &Request{Service: "portal", Path: "/portal2017/x"})
+	require.NoError(t, err)
+	assertNoSecret(t, "portal body", string(resp.Body))
+	assert.Equal(t, "cookie=JSESSIONID="+Marker+"; SESSION="+Marker, strings.SplitN(string(resp.Body), "\n", 2)[0])
+	assert.Equal(t, "JSESSIONID="+portalJSess+"; SESSION="+portalSess, portal.Hits()[0].Header.Get("Cookie"))
+}
+
+func TestSecretsOfAnotherServiceNeverSent(t *testing.T) {
+	other := newRecorder(t, echo)
+	portal := newRecorder(t, echo)
+	// "other" has no session of its own; portal's secrets must not go there.
+	secrets := testSecrets()
+	delete(secrets, "other")
+	p := testProxy(t, nil, portal, other, Limits{}, MemKeystore(secrets))
+	call := p.NewCall("demo", access("other"))
+	resp, err := call.Do(context.Background(), &Request{Service: "other", Path: "/"})
+	require.NoError(t, err)
+	assert.Equal(t, "", other.Hits()[0].Header.Get("Cookie"))
+	assertNoSecret(t, "other body", string(resp.Body))
+	// And a service not declared is refused outright.
+	_, err = call.Do(context.Background(), &Request{Service: "portal", Path: "/"})
+	require.ErrorIs(t, err, ErrRefused)
+	assert.Contains(t, err.Error(), `does not declare campus service "portal"`)
+	assert.Equal(t, int64(0), portal.n.Load())
+}
+
+func TestStepMayNotSetCredentialHeaders(t *testing.T) {
+	card := newRecorder(t, echo)
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card"))
+	for _, h := range []string{"Cookie", "cookie", "Authorization", "AUTHORIZATION", "Host", "Accept-Encoding",
+		"Connection", "Transfer-Encoding", "Content-Length", "Proxy-Authorization", "X-Forwarded-For",
+		"synjones-auth", "X-XSRF-TOKEN"} {
+		_, err := call.Do(context.Background(), &Request{Service: "card", Path: "/x", Header: http.Header{h: {"evil"}}})
+		require.ErrorIs(t, err, ErrRefused, h)
+	}
+	_, err := call.Do(context.Background(), &Request{Service: "card", Path: "/x", Header: http.Header{"X-Ok": {"a\r\nCookie: x"}}})
+	require.ErrorIs(t, err, ErrRefused)
+	assert.Equal(t, int64(0), card.n.Load(), "no refused request reaches the server")
+	// An ordinary header goes through.
+	_, err = call.Do(context.Background(), &Request{Service: "card", Path: "/x", Header: http.Header{"Accept": {"application/json"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "application/json", card.Hits()[0].Header.Get("Accept"))
+}
+
+func TestHostilePathsNeverLeaveTheOrigin(t *testing.T) {
+	card := newRecorder(t, echo)
+	attacker := newRecorder(t, echo)
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card:/api/"))
+	evil := strings.TrimPrefix(attacker.URL, "http://")
+	for _, path := range []string{
+		"//" + evil + "/x", "http://" + evil + "/", "/..%2f..", "\\\\" + evil, "@" + evil, "/api/../admin",
+		"/api/%2e%2e/admin", "/api/%2E%2e/admin", "/api/..;/admin", "/api/x%2fy", "/api/x%5cy", "/api/%252e%252e/admin",
+		"/api//x", "https:" + evil, "/api/x#frag", "/api/\x00", "/api/%00", "api/x", "", "/admin", "/apix",
+		"/api/./x", "/api/%2e/x", "/api/x%2F..%2F..%2Fadmin", " /api/x", "/api/x\\..\\admin",
+	} {
+		_, err := call.Do(context.Background(), &Request{Service: "card", Path: path})
+		require.ErrorIs(t, err, ErrRefused, "path %q", path)
+	}
+	assert.Equal(t, int64(0), attacker.n.Load())
+	assert.Equal(t, int64(0), card.n.Load())
+
+	// Interpolated input that was escaped stays one segment, on the origin.
+	in := url.PathEscape("..x?y=1#z @" + evil)
+	resp, err := call.Do(context.Background(), &Request{Service: "card", Path: "/api/rooms/" + in + "/free"})
+	require.NoError(t, err)
+	assert.Equal(t, 200, resp.Status)
+	assert.Equal(t, int64(1), card.n.Load())
+	assert.Equal(t, "/api/rooms/..x?y=1#z @"+evil+"/free", card.Hits()[0].Path)
+	// An escaped value holding "/" or "\\", or that is "..", is refused, not split.
+	for _, v := range []string{"../admin", "a/b", "a\\b", "..", "."} {
+		_, err := call.Do(context.Background(), &Request{Service: "card", Path: "/api/rooms/" + url.PathEscape(v) + "/free"})
+		require.ErrorIs(t, err, ErrRefused, v)
+	}
+	assert.Equal(t, int64(1), card.n.Load())
+	assert.Equal(t, int64(0), attacker.n.Load())
+}
+
+func TestPathOfNonASCIIAndQuery(t *testing.T) {
+	card := newRecorder(t, echo)
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card"))
+	resp, err := call.Do(context.Background(), &Request{Service: "card", Path: "/api/classrooms/二教 1/free?time=今天",
+		Query: url.Values{"lang": {"zh"}}})
+	require.NoError(t, err)
+	h := card.Hits()[0]
+	assert.Equal(t, "/api/classrooms/二教 1/free", h.Path)
+	q, _ := url.ParseQuery(h.RawQuery)
+	assert.Equal(t, "今天", q.Get("time"))
+	assert.Equal(t, "zh", q.Get("lang"))
+	assert.Equal(t, "h5", q.Get("synAccessSource"))
+	assert.Contains(t, string(resp.Body), "path=/api/classrooms/%E4%BA%8C%E6%95%99%201/free")
+}
+
+func TestRedirectToAttackerCarriesNothing(t *testing.T) {
+	attacker := newRecorder(t, echo)
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, attacker.URL+"/steal?t="+url.QueryEscape(cardToken), http.StatusFound)
+		case "/proto":
+			w.Header().Set("Location", "//"+strings.TrimPrefix(attacker.URL, "http://")+"/x")
+			w.WriteHeader(http.StatusFound)
+		case "/port":
+			// Same host, another port: another origin.
+			http.Redirect(w, r, attacker.URL+"/x", http.StatusTemporaryRedirect)
+		case "/here":
+			http.Redirect(w, r, "/there", http.StatusFound)
+		default:
+			echo(w, r)
+		}
+	})
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card"))
+	for _, path := range []string{"/away", "/proto", "/port"} {
+		resp, err := call.Do(context.Background(), &Request{Service: "card", Path: path})
+		require.NoError(t, err, path)
+		assert.True(t, isRedirect(resp.Status), path)
+		assertNoSecret(t, "location", resp.Header.Get("Location"))
+		assertNoSecret(t, "url", resp.URL)
+	}
+	assert.Equal(t, int64(0), attacker.n.Load(), "the attacker origin saw a request")
+
+	// Same-origin redirects are followed, and signed again.
+	resp, err := call.Do(context.Background(), &Request{Service: "card", Path: "/here"})
+	require.NoError(t, err)
+	assert.Equal(t, 200, resp.Status)
+	assert.Contains(t, string(resp.Body), "path=/there")
+	assert.Contains(t, string(resp.Body), "auth="+Marker)
+	assert.True(t, strings.HasSuffix(resp.URL, "/there?synAccessSource=h5"), resp.URL)
+}
+
+func TestRedirectOutsideDeclaredPathsNotFollowed(t *testing.T) {
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/public/go" {
+			http.Redirect(w, r, "/private/data", http.StatusFound)
+			return
+		}
+		echo(w, r)
+	})
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card:/public/"))
+	resp, err := call.Do(context.Background(), &Request{Service: "card", Path: "/public/go"})
+	require.NoError(t, err)
+	assert.Equal(t, 302, resp.Status)
+	assert.Equal(t, int64(1), card.n.Load())
+}
+
+func TestRedirectLoopBounded(t *testing.T) {
+	n := 0
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		n++
+		http.Redirect(w, r, fmt.Sprintf("/loop/%d", n), http.StatusFound)
+	})
+	p := testProxy(t, card, nil, nil, Limits{MaxRedirects: 3}, nil)
+	call := p.NewCall("demo", access("card"))
+	_, err := call.Do(context.Background(), &Request{Service: "card", Path: "/loop/0"})
+	require.ErrorIs(t, err, ErrLimit)
+	assert.Equal(t, int64(4), card.n.Load())
+}
+
+func TestLoginSignals(t *testing.T) {
+	iaaa := newRecorder(t, echo)
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, "/iaaa/login?from=card", http.StatusFound)
+		case "/elsewhere":
+			http.Redirect(w, r, iaaa.URL+"/iaaa/login", http.StatusFound)
+		case "/status":
+			w.WriteHeader(401)
+			w.Write([]byte(`{"code":401,"success":false,"message":"token失效"}`))
+		case "/json":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"code":401,"success":false,"message":"token失效"}`))
+		case "/jsonok":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"code":200,"success":true,"data":{"msg":"401"}}`))
+		}
+	})
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card"))
+	for _, path := range []string{"/redirect", "/elsewhere", "/status", "/json"} {
+		_, err := call.Do(context.Background(), &Request{Service: "card", Path: path})
+		var lr *LoginRequiredError
+		require.ErrorAs(t, err, &lr, path)
+		assert.Equal(t, "card", lr.Service)
+		assert.NotEmpty(t, lr.Message)
+	}
+	assert.Equal(t, int64(0), iaaa.n.Load())
+	resp, err := call.Do(context.Background(), &Request{Service: "card", Path: "/jsonok"})
+	require.NoError(t, err)
+	assert.Equal(t, "application/json", resp.MediaType)
+}
+
+func TestServerErrorBodyRedacted(t *testing.T) {
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Debug", "token="+cardToken)
+		w.Header().Set("Synjones-Auth", cardToken)
+		w.WriteHeader(500)
+		// The token raw, JSON-escaped, URL-encoded and base64-wrapped.
+		fmt.Fprintf(w, `{"error":"bad token %s","esc":"%s","url":"%s","b64":"%s"}`,
+			cardToken, jsonEscapeAll(cardToken), url.QueryEscape(cardToken), b64("user:"+cardToken))
+	})
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card"))
+	resp, err := call.Do(context.Background(), &Request{Service: "card", Path: "/x"})
+	require.NoError(t, err)
+	assert.Equal(t, 500, resp.Status)
+	assertNoSecret(t, "500 body", string(resp.Body))
+	assert.NotContains(t, string(resp.Body), jsonEscapeAll(cardToken))
+	assert.Contains(t, string(resp.Body), "bad token "+Marker)
+	assert.Empty(t, resp.Header.Get("Synjones-Auth"), "auth headers are removed from responses")
+	assert.Equal(t, "token="+Marker, resp.Header.Get("X-Debug"))
+}
+
+func TestSetCookieRefreshSavedAndHidden(t *testing.T) {
+	const fresh = "portalSess-REFRESHED-5566778899"
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "SESSION", Value: fresh, Path: "/"})
+		http.SetCookie(w, &http.Cookie{Name: "lb", Value: "node-7", Path: "/"})
+		fmt.Fprintf(w, "you are %s", fresh)
+	})
+	dir := t.TempDir()
+	ks, err := OpenKeystore(dir + "/keystore.json")
+	require.NoError(t, err)
+	require.NoError(t, ks.Put("portal", &ServiceSecrets{Cookies: map[string]string{"SESSION": portalSess}}))
+	p := testProxy(t, nil, portal, nil, Limits{}, ks)
+	call := p.NewCall("demo", access("portal"))
+	resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: "/a"})
+	require.NoError(t, err)
+	assert.Empty(t, resp.Header.Values("Set-Cookie"))
+	assert.Equal(t, "you are "+Marker, string(resp.Body))
+	assert.Equal(t, Marker, call.Redact(fresh))
+
+	// Saved to the file, and read back by a new keystore.
+	ks2, err := OpenKeystore(dir + "/keystore.json")
+	require.NoError(t, err)
+	ss, ok := ks2.Get("portal")
+	require.True(t, ok)
+	assert.Equal(t, fresh, ss.Cookies["SESSION"])
+
+	// The next request carries the fresh session and the jar's cookie.
+	_, err = call.Do(context.Background(), &Request{Service: "portal", Path: "/b"})
+	require.NoError(t, err)
+	assert.Equal(t, "SESSION="+fresh+"; lb=node-7", portal.Hits()[1].Header.Get("Cookie"))
+	// A new call starts with an empty jar.
+	_, err = p.NewCall("demo", access("portal")).Do(context.Background(), &Request{Service: "portal", Path: "/c"})
+	require.NoError(t, err)
+	assert.Equal(t, "SESSION="+fresh, portal.Hits()[2].Header.Get("Cookie"))
+}
+
+func TestCSRFRuleAndJarStayOnTheirOrigin(t *testing.T) {
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "csrf2", Value: "jarvalue1", Path: "/"})
+		echo(w, r)
+	})
+	portal := newRecorder(t, echo)
+	p := testProxy(t, card, portal, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("treehole", "portal"))
+	_, err := call.Do(context.Background(), &Request{Service: "treehole", Path: "/a", Method: "POST", Body: []byte(`{}`), ContentType: "application/json"})
+	require.NoError(t, err)
+	h := card.Hits()[0]
+	assert.Equal(t, "xsrf=token-4242aa", h.Header.Get("X-Xsrf-Token"))
+	assert.Equal(t, treeholeJWT, h.Header.Get("Authorization"))
+	assert.Equal(t, "_session=treeholeSessionCookie-77", h.Header.Get("Cookie"), "only declared auth cookies are attached")
+	assert.Equal(t, "application/json", h.Header.Get("Content-Type"))
+	assert.Equal(t, "{}", h.Body)
+	_, err = call.Do(context.Background(), &Request{Service: "portal", Path: "/b"})
+	require.NoError(t, err)
+	assert.NotContains(t, portal.Hits()[0].Header.Get("Cookie"), "jarvalue1")
+}
+
+func TestUnknownAndInvalidServices(t *testing.T) {
+	p := New(Config{Catalogue: Catalogue{"bad": {Name: "bad", Origin: "http://example.com"}}})
+	call := p.NewCall("demo", access("bad", "nope"))
+	_, err := call.Do(context.Background(), &Request{Service: "bad", Path: "/"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "must use https")
+	_, err = call.Do(context.Background(), &Request{Service: "nope", Path: "/"})
+	require.ErrorIs(t, err, ErrRefused)
+	assert.Contains(t, err.Error(), "unknown campus service")
+}
+
+func TestRequestShapeRefused(t *testing.T) {
+	card := newRecorder(t, echo)
+	p := testProxy(t, card, nil, nil, Limits{MaxRequestBytes: 10}, nil)
+	call := p.NewCall("demo", access("card"))
+	cases := []*Request{
+		{},
+		{Service: "card", Path: "/", URL: "https://example.com/"},
+		{Service: "card", Path: "/", Method: "CONNECT"},
+		{Service: "card", Path: "/", Method: "TRACE"},
+		{Service: "card", Path: "/", Method: "POST", Body: []byte("more than ten bytes")},
+		{Service: "card", Path: "/", ContentType: "text/plain\r\nX: y"},
+	}
+	for i, r := range cases {
+		_, err := call.Do(context.Background(), r)
+		require.Error(t, err, i)
+	}
+	assert.Equal(t, int64(0), card.n.Load())
+}
+
+func TestHTTPSVerifiedForCredentials(t *testing.T) {
+	srv := newTLSRecorder(t)
+	cat := Catalogue{"card": {Name: "card", Origin: srv.URL, Auth: Auth{Headers: []string{"synjones-auth"}}}}
+	p := New(Config{Catalogue: cat, Keystore: MemKeystore(testSecrets())})
+	_, err := p.NewCall("demo", access("card")).Do(context.Background(), &Request{Service: "card", Path: "/"})
+	var re *RequestError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Msg, "certificate")
+	assert.Equal(t, int64(0), srv.n.Load(), "an unverified server got a request")
+	assertNoSecret(t, "error", err.Error())
+}
+
+func jsonEscapeAll(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, "\\u%04x", r)
+	}
+	return b.String()
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func newTLSRecorder(t *testing.T) *recorder {
+	r := &recorder{}
+	r.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.n.Add(1)
+		echo(w, req)
+	}))
+	r.Server.Config.ErrorLog = log.New(io.Discard, "", 0)
+	t.Cleanup(r.Close)
+	return r
+}
