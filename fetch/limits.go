@@ -184,7 +184,7 @@ func (fs *fileSet) reserve(p string, n int64) error {
 		return limitErr("more than %d files", fs.lim.MaxFiles)
 	}
 	if n > fs.lim.MaxFileBytes {
-		return limitErr("file %q has %d bytes, more than %d", p, n, fs.lim.MaxFileBytes)
+		return limitErr("file %q has %d bytes, more than the %d allowed", p, n, fs.lim.MaxFileBytes)
 	}
 	if fs.total+n > fs.lim.MaxTotalBytes {
 		return limitErr("the files together exceed %d bytes", fs.lim.MaxTotalBytes)
