@@ -139,17 +139,7 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 		l.Errorf(diag.Pos{File: "PLUGIN.md", Line: bodyLine, Col: 1}, "the instructions are %d bytes, more than the limit of %d", len(p.Instructions), MaxInstructionsBytes)
 	}
 	if err := checkText(string(body), true); err != nil {
-		// Find the line for a precise position.
-		for i := range starts {
-			end := len(body)
-			if i+1 < len(starts) {
-				end = starts[i+1]
-			}
-			if e := checkText(string(body[starts[i]:end]), true); e != nil {
-				l.Errorf(diag.Pos{File: "PLUGIN.md", Line: bodyLine + i, Col: 1}, "the body %v", e)
-				break
-			}
-		}
+		l.Errorf(posOf(err.Off), "the body %v", err)
 	}
 	return blocks
 }

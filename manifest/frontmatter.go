@@ -34,7 +34,7 @@ const (
 	MaxDescriptionLen = 2000
 )
 
-func parseFrontMatter(p *Plugin, d *yamlx.Doc, l *diag.List) {
+func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List) {
 	m, ok := d.Mapping(d.Root, "the front matter", frontMatterKeys, l)
 	if !ok {
 		return
@@ -58,7 +58,7 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, l *diag.List) {
 			l.Errorf(d.NodePos(f.Value), "%s is longer than %d characters", key, max)
 		}
 		if err := checkText(s, key == "description"); err != nil {
-			l.Errorf(d.NodePos(f.Value), "%s %v", key, err)
+			l.Errorf(d.OffsetPos(f.Value, err.Off), "%s %v", key, err)
 		}
 		if required && strings.TrimSpace(s) == "" {
 			l.Errorf(d.NodePos(f.Value), "%s is empty", key)
@@ -115,7 +115,7 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, l *diag.List) {
 		p.DataSources = parseDataSources(d, f.Value, l)
 	}
 	if f, ok := m.Get("preferences"); ok {
-		p.Preferences = parsePreferences(d, f.Value, l)
+		p.Preferences = parsePreferences(d, f.Value, sc, l)
 	}
 	if f, ok := m.Get("contributes"); ok {
 		p.Contributes = parseContributes(d, f.Value, l)

@@ -57,9 +57,10 @@ func Parse(files Files) (*Plugin, diag.List) {
 		return p, l
 	}
 	p.Pos = diag.Pos{File: "PLUGIN.md", Line: 1, Col: 1}
+	sc := newSchemaCompiler()
 	doc := yamlx.Parse("PLUGIN.md", fm, fmLine, nil, yamlx.Limits{MaxBytes: MaxFrontMatterBytes, MaxKeys: 5000, MaxDepth: 16}, &l)
 	if doc.Safe() {
-		parseFrontMatter(p, doc, &l)
+		parseFrontMatter(p, doc, sc, &l)
 	} else if !l.HasErrors() {
 		l.Errorf(diag.Pos{File: "PLUGIN.md", Line: 1, Col: 1}, "the front matter is empty: it needs at least id, name, description and version")
 	}
@@ -107,7 +108,7 @@ func Parse(files Files) (*Plugin, diag.List) {
 				l.Errorf(b.Pos, "more than %d tools", MaxTools)
 				continue
 			}
-			if t := parseTool(b, &l); t != nil {
+			if t := parseTool(b, sc, &l); t != nil {
 				p.Tools = append(p.Tools, t)
 			}
 		case "widget":

@@ -10,7 +10,16 @@ import (
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
+
+var printer = message.NewPrinter(language.English)
+
+// kindText renders an error kind as the library's English sentence.
+func kindText(e *jsonschema.ValidationError) string {
+	return e.ErrorKind.LocalizedString(printer)
+}
 
 // denyLoader refuses every $ref outside the schema itself: a document's
 // schema may not read files or the network.
@@ -25,20 +34,32 @@ var schemaSeq atomic.Int64
 // CompileSchema compiles a JSON Schema (draft 2020-12 unless it says
 // otherwise) that may refer only to itself.
 func CompileSchema(schema map[string]any) (*jsonschema.Schema, error) {
+	return newSchemaCompiler().compile(schema)
+}
+
+// schemaCompiler compiles the schemas of one document with one compiler, so
+// the meta-schemas are prepared once per document, not once per schema.
+type schemaCompiler struct{ c *jsonschema.Compiler }
+
+func newSchemaCompiler() *schemaCompiler {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(denyLoader{})
+	return &schemaCompiler{c: c}
+}
+
+func (sc *schemaCompiler) compile(schema map[string]any) (*jsonschema.Schema, error) {
 	url := fmt.Sprintf("mem:///schema-%d.json", schemaSeq.Add(1))
-	if err := c.AddResource(url, schema); err != nil {
+	if err := sc.c.AddResource(url, schema); err != nil {
 		return nil, err
 	}
-	return c.Compile(url)
+	return sc.c.Compile(url)
 }
 
 // compileSchema compiles and reports problems at the YAML node the schema
 // came from, following the error's location inside it when it can.
-func compileSchema(what string, schema map[string]any, d *yamlx.Doc, n *yaml.Node, pos diag.Pos, l *diag.List) *jsonschema.Schema {
-	s, err := CompileSchema(schema)
+func (sc *schemaCompiler) compileAt(what string, schema map[string]any, d *yamlx.Doc, n *yaml.Node, pos diag.Pos, l *diag.List) *jsonschema.Schema {
+	s, err := sc.compile(schema)
 	if err == nil {
 		return s
 	}
@@ -50,7 +71,7 @@ func compileSchema(what string, schema map[string]any, d *yamlx.Doc, n *yaml.Nod
 			if n != nil {
 				pos = d.NodePos(nodeAt(n, leaf.InstanceLocation))
 			}
-			l.Errorf(pos, "%s is not a valid JSON Schema: at %s: %s", what, pointer(leaf.InstanceLocation), leaf.ErrorKind)
+			l.Errorf(pos, "%s is not a valid JSON Schema: at %s: %s", what, pointer(leaf.InstanceLocation), kindText(leaf))
 			return nil
 		}
 	}
@@ -125,7 +146,7 @@ func SchemaMessage(err error) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(leaves)-5))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("at %s: %s", pointer(e.InstanceLocation), e.ErrorKind))
+		parts = append(parts, fmt.Sprintf("at %s: %s", pointer(e.InstanceLocation), kindText(e)))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -61,7 +61,7 @@ func optString(d *yamlx.Doc, m *yamlx.Map, key string, l *diag.List) string {
 	}
 	s, _ := d.String(f.Value, key, l)
 	if err := checkText(s, key == "description"); err != nil {
-		l.Errorf(d.NodePos(f.Value), "%s %v", key, err)
+		l.Errorf(d.OffsetPos(f.Value, err.Off), "%s %v", key, err)
 	}
 	return s
 }
@@ -116,7 +116,7 @@ func parseDataSources(d *yamlx.Doc, n *yaml.Node, l *diag.List) []DataSource {
 // PreferenceKinds maps a preference kind to its JSON Schema type.
 var PreferenceKinds = map[string]string{"string": "string", "number": "number", "integer": "integer", "boolean": "boolean", "enum": ""}
 
-func parsePreferences(d *yamlx.Doc, n *yaml.Node, l *diag.List) []Preference {
+func parsePreferences(d *yamlx.Doc, n *yaml.Node, sc *schemaCompiler, l *diag.List) []Preference {
 	var out []Preference
 	seen := map[string]bool{}
 	list(d, n, "preferences", l, func(it *yaml.Node) {
@@ -171,7 +171,7 @@ func parsePreferences(d *yamlx.Doc, n *yaml.Node, l *diag.List) []Preference {
 		if f, ok := m.Get("schema"); ok {
 			pos = d.NodePos(f.Value)
 		}
-		pr.Compiled = compileSchema(fmt.Sprintf("preference %s", pr.Name), schema, d, nil, pos, l)
+		pr.Compiled = sc.compileAt(fmt.Sprintf("preference %s", pr.Name), schema, d, nil, pos, l)
 		if f, ok := m.Get("default"); ok {
 			pr.Default, _ = d.Value(f.Value, l)
 			if pr.Compiled != nil {

@@ -29,24 +29,30 @@ func isInvisible(r rune) bool {
 	return false
 }
 
+// textError is a refused character and its byte offset in the text.
+type textError struct {
+	Off int
+	msg string
+}
+
+func (e *textError) Error() string { return e.msg }
+
 // checkText refuses invisible, bidi-override, tag and control characters in
 // text that people and the model read. multiline allows newlines and tabs.
-func checkText(s string, multiline bool) error {
-	line := 1
-	for _, r := range s {
+func checkText(s string, multiline bool) *textError {
+	for i, r := range s {
 		switch {
-		case r == '\n':
+		case r == '\n' || r == '\t':
 			if !multiline {
-				return fmt.Errorf("holds a line break")
+				return &textError{i, "holds a line break or tab"}
 			}
-			line++
-		case r == '\t' && multiline:
+		case r == '\r' && multiline:
 		case r == unicode.ReplacementChar:
-			return fmt.Errorf("holds invalid UTF-8 or U+FFFD")
+			return &textError{i, "holds invalid UTF-8 or U+FFFD"}
 		case isInvisible(r):
-			return fmt.Errorf("holds an invisible or text-reordering character %U (line %d of the text)", r, line)
+			return &textError{i, fmt.Sprintf("holds an invisible or text-reordering character %U", r)}
 		case unicode.IsControl(r):
-			return fmt.Errorf("holds a control character %U", r)
+			return &textError{i, fmt.Sprintf("holds a control character %U", r)}
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ var toolKeys = []string{"title", "description", "effect", "untrusted", "userOnly
 // MaxSteps bounds a tool's top-level steps.
 const MaxSteps = 200
 
-func parseTool(b *Block, l *diag.List) *Tool {
+func parseTool(b *Block, sc *schemaCompiler, l *diag.List) *Tool {
 	d := b.Doc
 	if d == nil || !d.Safe() {
 		if d != nil && d.Root == nil && !l.HasErrors() {
@@ -33,7 +33,7 @@ func parseTool(b *Block, l *diag.List) *Tool {
 		}
 		s, _ := d.String(f.Value, key, l)
 		if err := checkText(s, multiline); err != nil {
-			l.Errorf(d.NodePos(f.Value), "%s %v", key, err)
+			l.Errorf(d.OffsetPos(f.Value, err.Off), "%s %v", key, err)
 		}
 		return s
 	}
@@ -92,12 +92,12 @@ func parseTool(b *Block, l *diag.List) *Tool {
 		if typ, _ := t.Input["type"].(string); typ != "object" {
 			l.Errorf(d.NodePos(n), "input must be a JSON Schema with type: object (the model passes named arguments)")
 		} else {
-			t.InputSchema = compileSchema("input", t.Input, d, n, d.NodePos(n), l)
+			t.InputSchema = sc.compileAt("input", t.Input, d, n, d.NodePos(n), l)
 		}
 	}
 	if f, ok := m.Get("output"); ok {
 		if t.Output = schemaObject(d, f.Value, "output", l); t.Output != nil {
-			compileSchema("output", t.Output, d, f.Value, d.NodePos(f.Value), l)
+			sc.compileAt("output", t.Output, d, f.Value, d.NodePos(f.Value), l)
 		}
 	}
 	if f, ok := m.Get("steps"); !ok {
