@@ -18,8 +18,8 @@ var (
 	serviceRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 )
 
-// The front matter's keys.
-var frontMatterKeys = []string{"id", "name", "description", "version", "icon", "author", "homepage", "license",
+// FrontMatterKeys are the keys a front matter may hold.
+var FrontMatterKeys = []string{"id", "name", "description", "version", "icon", "author", "homepage", "license",
 	"requires", "access", "dataSources", "preferences", "contributes", "i18n", "legacy", "defaultModes"}
 
 // KnownRequires are the capabilities a host may grant; others are warned about.
@@ -35,7 +35,7 @@ const (
 )
 
 func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List) {
-	m, ok := d.Mapping(d.Root, "the front matter", frontMatterKeys, l)
+	m, ok := d.Mapping(d.Root, "the front matter", FrontMatterKeys, l)
 	if !ok {
 		return
 	}

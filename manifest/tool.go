@@ -6,8 +6,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The keys of a tool.
-var toolKeys = []string{"title", "description", "effect", "untrusted", "userOnly", "alwaysAsk", "serial",
+// ToolKeys are the keys a tool may hold.
+var ToolKeys = []string{"title", "description", "effect", "untrusted", "userOnly", "alwaysAsk", "serial",
 	"input", "output", "steps", "limits"}
 
 // MaxSteps bounds a tool's top-level steps.
@@ -21,7 +21,7 @@ func parseTool(b *Block, sc *schemaCompiler, l *diag.List) *Tool {
 		}
 		return nil
 	}
-	m, ok := d.Mapping(d.Root, "a tool", toolKeys, l)
+	m, ok := d.Mapping(d.Root, "a tool", ToolKeys, l)
 	if !ok {
 		return nil
 	}
