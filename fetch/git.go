@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/pkuinfo/harness/manifest"
 )
 
 // GitResult is a plugin folder fetched from a git repository.
@@ -438,8 +439,8 @@ func (f *gitFetch) collect(ctx context.Context, rv Resolved, partial bool) (*Git
 			if err != nil {
 				return err
 			}
-			if skip && e.Mode != filemode.Symlink && e.Mode != filemode.Submodule {
-				continue
+			if skip {
+				continue // hidden: not part of the document, never fetched
 			}
 			switch e.Mode {
 			case filemode.Dir:
@@ -510,6 +511,9 @@ func (f *gitFetch) collect(ctx context.Context, rv Resolved, partial bool) (*Git
 			where = "the repository root"
 		}
 		return nil, fmt.Errorf("no %s in %s at %s", DocumentName, where, short(rv.Commit))
+	}
+	if err := manifest.Files(fs.files).Check(); err != nil {
+		return nil, refusedErr("%v", err)
 	}
 	return &GitResult{Files: fs.files, Ref: rv.Ref, Commit: rv.Commit.String(), Path: rv.Path}, nil
 }

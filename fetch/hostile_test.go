@@ -18,7 +18,6 @@ import (
 func TestFetchGitHostile(t *testing.T) {
 	s := newGitServer(t)
 	dir := s.repo("evil/repo", true)
-	plain := s.repo("evil/plain", false)
 	base := map[string]string{"p/PLUGIN.md": doc("p")}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
@@ -47,16 +46,15 @@ func TestFetchGitHostile(t *testing.T) {
 		{"dot-git-dot", with(map[string]string{"p/sub/.git./hooks": "x"}), `a .git entry (".git.")`, ErrRefused},
 		{"dot-git-short", with(map[string]string{"p/GIT~1/config": "x"}), `a .git entry ("GIT~1")`, ErrRefused},
 		{"dot-git-ignorable", with(map[string]string{"p/.g\u200cit/config": "x"}), "a .git entry", ErrRefused},
-		{"gitmodules", with(map[string]string{"p/.gitmodules": "x"}), "a .git entry", ErrRefused},
 		{"case-collision", with(map[string]string{"p/Tool.yaml": "a", "p/tool.yaml": "b"}), "collide", ErrRefused},
 		{"nfd-name", with(map[string]string{"p/cafe\u0301.md": "a"}), "not in Unicode NFC form", ErrRefused},
 		{"lfs", with(map[string]string{"p/data.json": "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n"}), "Git LFS pointer", ErrRefused},
 		{"huge-file", with(map[string]string{"p/big.bin": string(random)}), "1048576 allowed", ErrLimit},
-		{"deep", with(map[string]string{"p/a/b/c/d/e/f/g/h/i.md": "x"}), "deeper than 8 components", ErrLimit},
+		{"deep", with(map[string]string{"p/a/b/c/d/e/f/g.md": "x"}), "deeper than 6 components", ErrLimit},
 		{"colon", with(map[string]string{"p/a:b": "x"}), "contains '\\', '/', ':' or NUL", ErrRefused},
 	}
 	many := with(nil)
-	for i := 0; i < 201; i++ {
+	for i := 0; i < 257; i++ {
 		many[fmt.Sprintf("p/f%03d.md", i)] = "x"
 	}
 	cases = append(cases, struct {
@@ -64,17 +62,15 @@ func TestFetchGitHostile(t *testing.T) {
 		files  map[string]string
 		want   string
 		is     error
-	}{"many-files", many, "more than the 200 files allowed", ErrLimit})
+	}{"many-files", many, "more than the 256 files allowed", ErrLimit})
 
 	for _, c := range cases {
-		for _, d := range []string{dir, plain} {
-			s.commit(d, c.branch, c.files)
-		}
+		s.commit(dir, c.branch, c.files)
 	}
 	for _, c := range cases {
-		for _, repo := range []string{"repo", "plain"} {
-			t.Run(c.branch+"/"+repo, func(t *testing.T) {
-				res, err := FetchGit(context.Background(), mustLink(t, "https://github.com/evil/"+repo+"/tree/"+c.branch+"/p"), GitOptions{Base: s.Base()})
+		for _, noFilter := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nofilter=%v", c.branch, noFilter), func(t *testing.T) {
+				res, err := FetchGit(context.Background(), mustLink(t, "https://github.com/evil/repo/tree/"+c.branch+"/p"), GitOptions{Base: s.Base(), NoFilter: noFilter})
 				require.Error(t, err)
 				assert.Nil(t, res)
 				assert.ErrorIs(t, err, c.is)

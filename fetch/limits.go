@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/pkuinfo/harness/manifest"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
@@ -29,12 +30,12 @@ type Limits struct {
 const (
 	DefaultDeadline      = 60 * time.Second
 	DefaultMaxWireBytes  = 64 << 20
-	DefaultMaxFiles      = 200
-	DefaultMaxFileBytes  = 1 << 20
-	DefaultMaxTotalBytes = 4 << 20
-	DefaultMaxDepth      = 8
+	DefaultMaxFiles      = manifest.MaxFiles
+	DefaultMaxFileBytes  = manifest.MaxFileBytes
+	DefaultMaxTotalBytes = manifest.MaxTotalBytes
+	DefaultMaxDepth      = manifest.MaxDepth
 	DefaultMaxTreeBytes  = 4 << 20
-	maxPathBytes         = 255
+	maxPathBytes         = manifest.MaxPathBytes
 )
 
 func (l Limits) withDefaults() Limits {
@@ -99,7 +100,7 @@ func IsGitName(c string) bool {
 		c = c[:i]
 	}
 	c = strings.TrimRight(c, ". ")
-	return c == ".git" || c == "git~1" || strings.HasPrefix(c, ".git~") || c == ".gitmodules"
+	return c == ".git" || c == "git~1" || strings.HasPrefix(c, ".git~")
 }
 
 // checkComponent validates one component of a path inside a document.
@@ -174,6 +175,11 @@ func (fs *fileSet) checkPath(p string) (skip bool, err error) {
 		}
 		skip = skip || h
 	}
+	if !skip {
+		if err := manifest.CheckPath(p); err != nil {
+			return false, refusedErr("%v", err)
+		}
+	}
 	return skip, nil
 }
 
@@ -235,6 +241,9 @@ func checkFiles(files map[string][]byte, lim Limits) (map[string][]byte, error) 
 	}
 	if _, ok := fs.files[DocumentName]; !ok {
 		return nil, fmt.Errorf("no %s at the document's root", DocumentName)
+	}
+	if err := manifest.Files(fs.files).Check(); err != nil {
+		return nil, refusedErr("%v", err)
 	}
 	return fs.files, nil
 }
