@@ -1,0 +1,36 @@
+package review
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecide(t *testing.T) {
+	wider := Delta{Wider: true, Changes: []Change{{Wider: true}}}
+	narrow := Delta{Changes: []Change{{Kind: Removed}}}
+	for _, c := range []struct {
+		name          string
+		oldV, newV    string
+		oldH, newH    string
+		d             Delta
+		want          Verdict
+		warningWanted bool
+	}{
+		{"same hash", "1.0.0", "1.0.0", "h1:a", "h1:a", Delta{}, Same, false},
+		{"narrower newer", "1.0.0", "1.1.0", "h1:a", "h1:b", narrow, Apply, false},
+		{"neutral newer", "1.0.0", "1.0.1", "h1:a", "h1:b", Delta{Changes: []Change{}}, Apply, false},
+		{"wider newer", "1.0.0", "2.0.0", "h1:a", "h1:b", wider, Pending, false},
+		{"lower version", "1.2.0", "1.1.9", "h1:a", "h1:b", narrow, Held, true},
+		{"same version other content", "1.2.0", "1.2.0", "h1:a", "h1:b", narrow, Held, true},
+		{"prerelease is lower", "1.2.0", "1.2.0-rc.1", "h1:a", "h1:b", narrow, Held, true},
+		{"wider downgrade is held", "1.2.0", "1.0.0", "h1:a", "h1:b", wider, Held, true},
+		{"unorderable", "1.0", "1.1.0", "h1:a", "h1:b", narrow, Held, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Decide(c.oldV, c.oldH, c.newV, c.newH, c.d)
+			require.Equal(t, c.want, got.Verdict)
+			require.Equal(t, c.warningWanted, got.Warning != "", got.Warning)
+		})
+	}
+}

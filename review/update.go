@@ -1,0 +1,291 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/manifest"
+)
+
+// Installed is what the update check needs to know of an installed document.
+type Installed struct {
+	ID      string
+	Link    string // the canonical link it was installed from
+	Hash    string // the installed version's content hash
+	Version string
+	Commit  string // GitHub: the installed commit
+	// URL documents: the validators of the installed copy.
+	ETag, LastModified string
+	LastChecked        time.Time
+	// Plugin is the installed version, parsed; nil means Checker.Load.
+	Plugin *manifest.Plugin
+}
+
+// Status is the outcome of checking one installed document.
+type Status string
+
+// The outcomes.
+const (
+	StatusNotDue    Status = "not-due"   // checked less than a day ago
+	StatusUnchanged Status = "unchanged" // same commit, 304, or same hash
+	StatusApply     Status = "apply"     // same or narrower: apply now
+	StatusPending   Status = "pending"   // wider: wait for the user
+	StatusHeld      Status = "held"      // downgrade: wait, with a warning
+	StatusFailed    Status = "failed"    // the installed version stays; Err says why
+)
+
+// Result is the outcome of checking one installed document. For apply,
+// pending and held it carries the new version.
+type Result struct {
+	ID       string
+	Status   Status
+	Decision Decision // for apply, pending and held
+	Err      error    // for failed
+
+	// The new version (apply, pending, held) or the new validators
+	// (unchanged: a commit that moved without changing the folder, a URL
+	// whose validators changed).
+	Files        manifest.Files
+	Plugin       *manifest.Plugin
+	Hash         string
+	Version      string
+	Commit       string
+	ETag         string
+	LastModified string
+	// Checked is true when the link was asked (every status but not-due).
+	Checked bool
+}
+
+// URLDoc is a URL document fetched by a conditional request.
+type URLDoc struct {
+	NotModified        bool // 304: the installed copy is current
+	Files              manifest.Files
+	ETag, LastModified string
+}
+
+// URLFetcher fetches a URL document, conditionally on the installed copy's
+// validators.
+type URLFetcher func(ctx context.Context, l *fetch.Link, etag, lastModified string) (*URLDoc, error)
+
+// Checker checks installed documents for updates: each link at most once
+// per Interval unless Force, GitHub links by one ref listing per repository
+// (at most Parallel repositories at once), URL documents by a conditional
+// request; only a changed link is fetched, parsed, hashed and diffed.
+type Checker struct {
+	Now      time.Time     // the clock (HARNESS_NOW in tests)
+	Interval time.Duration // default 24 h
+	Force    bool          // check even when not due
+	Parallel int           // default 8
+	Timeout  time.Duration // per link, default fetch.DefaultDeadline
+
+	GitBase   string       // replaces https://github.com (HARNESS_GIT_BASE)
+	GitClient *http.Client // nil: fetch's default
+	FetchURL  URLFetcher   // URL documents; nil refuses them
+
+	// Load reads an installed version when Installed.Plugin is nil.
+	Load func(in Installed) (*manifest.Plugin, error)
+}
+
+// Due reports whether in should be checked now.
+func (c *Checker) Due(in Installed) bool {
+	iv := c.Interval
+	if iv == 0 {
+		iv = 24 * time.Hour
+	}
+	return c.Force || in.LastChecked.IsZero() || !c.Now.Before(in.LastChecked.Add(iv)) || c.Now.Before(in.LastChecked)
+}
+
+// Check checks every installed document; the results are in list's order.
+// Every failure is a result, never a panic or an abort of the others.
+func (c *Checker) Check(ctx context.Context, list []Installed) []Result {
+	par := c.Parallel
+	if par <= 0 {
+		par = 8
+	}
+	res := make([]Result, len(list))
+	links := make([]*fetch.Link, len(list))
+	repos := map[string]*repoRefs{} // clone URL -> listing
+	var todo []int
+	for i, in := range list {
+		res[i] = Result{ID: in.ID}
+		if !c.Due(in) {
+			res[i].Status = StatusNotDue
+			continue
+		}
+		res[i].Checked = true
+		l, err := fetch.ParseLink(in.Link)
+		if err != nil {
+			res[i].fail(err)
+			continue
+		}
+		links[i] = l
+		switch l.Kind {
+		case fetch.KindGitHub:
+			u, err := l.CloneURL(c.GitBase)
+			if err != nil {
+				res[i].fail(err)
+				continue
+			}
+			if repos[u] == nil {
+				repos[u] = &repoRefs{}
+			}
+		case fetch.KindLocal:
+			res[i].fail(errors.New("a local path has no updates: reinstall it"))
+			continue
+		}
+		todo = append(todo, i)
+	}
+
+	// One ref listing per repository, Parallel at once.
+	urls := sortedKeys(repos)
+	each(len(urls), par, func(k int) {
+		rr := repos[urls[k]]
+		ctx, cancel := context.WithTimeout(ctx, c.timeout())
+		defer cancel()
+		rr.refs, rr.err = fetch.ListRefs(ctx, urls[k], c.GitClient)
+	})
+
+	each(len(todo), par, func(k int) {
+		i := todo[k]
+		ctx, cancel := context.WithTimeout(ctx, c.timeout())
+		defer cancel()
+		c.checkOne(ctx, list[i], links[i], repos, &res[i])
+	})
+	return res
+}
+
+func (c *Checker) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return fetch.DefaultDeadline
+}
+
+// each runs f(k) for k in [0, n) with at most par at once.
+func each(n, par int, f func(k int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for k := 0; k < n; k++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(k int) {
+			defer func() { <-sem; wg.Done() }()
+			f(k)
+		}(k)
+	}
+	wg.Wait()
+}
+
+func (r *Result) fail(err error) {
+	r.Status, r.Err = StatusFailed, err
+	r.Files, r.Plugin, r.Hash, r.Version = nil, nil, "", ""
+}
+
+func (c *Checker) checkOne(ctx context.Context, in Installed, l *fetch.Link, repos map[string]*repoRefs, r *Result) {
+	var files manifest.Files
+	switch l.Kind {
+	case fetch.KindGitHub:
+		u, _ := l.CloneURL(c.GitBase)
+		rr := repos[u]
+		if rr.err != nil {
+			r.fail(rr.err)
+			return
+		}
+		rv, err := fetch.ResolveRef(rr.refs, l.RefPath)
+		if err != nil {
+			r.fail(fmt.Errorf("%s: %w", l, err))
+			return
+		}
+		if rv.Commit.String() == in.Commit {
+			r.Status, r.Commit = StatusUnchanged, in.Commit
+			return
+		}
+		g, err := fetch.FetchGit(ctx, l, fetch.GitOptions{Base: c.GitBase, Client: c.GitClient, Limits: fetch.Limits{Deadline: c.timeout()}})
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		files, r.Commit = g.Files, g.Commit
+	case fetch.KindURL:
+		if c.FetchURL == nil {
+			r.fail(errors.New("checking URL documents is not available"))
+			return
+		}
+		d, err := c.FetchURL(ctx, l, in.ETag, in.LastModified)
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.ETag, r.LastModified = d.ETag, d.LastModified
+		if d.NotModified {
+			r.Status = StatusUnchanged
+			if r.ETag == "" && r.LastModified == "" {
+				r.ETag, r.LastModified = in.ETag, in.LastModified
+			}
+			return
+		}
+		files = d.Files
+	}
+	c.judge(in, files, r)
+}
+
+// judge parses, hashes and diffs a fetched version against the installed one.
+func (c *Checker) judge(in Installed, files manifest.Files, r *Result) {
+	h, err := files.Hash()
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.Files, r.Hash = files, h
+	if h == in.Hash {
+		r.Status, r.Files = StatusUnchanged, nil
+		return
+	}
+	p, dl := manifest.Parse(files)
+	if dl.HasErrors() {
+		first := dl.Errors()[0]
+		r.fail(fmt.Errorf("the new version is invalid (%d problems; first: %s)", len(dl.Errors()), first.String()))
+		return
+	}
+	if p.ID != in.ID {
+		r.fail(fmt.Errorf("the new version has id %q, not %q: refused", p.ID, in.ID))
+		return
+	}
+	old := in.Plugin
+	if old == nil {
+		if c.Load == nil {
+			r.fail(errors.New("the installed version cannot be read"))
+			return
+		}
+		if old, err = c.Load(in); err != nil {
+			r.fail(fmt.Errorf("reading the installed version: %w", err))
+			return
+		}
+	}
+	r.Plugin, r.Version = p, p.Version
+	if in.Version == "" {
+		in.Version = old.Version
+	}
+	r.Decision = Decide(in.Version, in.Hash, p.Version, h, Diff(old, p))
+	switch r.Decision.Verdict {
+	case Same:
+		r.Status = StatusUnchanged
+	case Apply:
+		r.Status = StatusApply
+	case Pending:
+		r.Status = StatusPending
+	case Held:
+		r.Status = StatusHeld
+	}
+}
+
+type repoRefs struct {
+	refs map[string]plumbing.Hash
+	err  error
+}
