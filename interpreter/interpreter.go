@@ -1,0 +1,254 @@
+package interpreter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/steps"
+)
+
+// Program is a document's tools, compiled once. It is immutable and safe
+// for concurrent runs.
+type Program struct {
+	Plugin *manifest.Plugin
+	tools  map[string]*tool
+	prefs  map[string]any // defaults
+}
+
+type tool struct {
+	t      *manifest.Tool
+	block  steps.Block
+	slots  int
+	limits Limits
+}
+
+// Compile decodes and compiles every tool's steps: jq programs, selectors
+// and templates, the declared-access check. Tools with problems are left
+// out of the Program; the list holds every problem, sorted.
+func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
+	cfg := config{limits: DefaultLimits(), registry: steps.Builtin()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var l diag.List
+	prog := &Program{Plugin: p, tools: map[string]*tool{}, prefs: map[string]any{}}
+	for _, pr := range p.Preferences {
+		prog.prefs[pr.Name] = steps.FromGo(pr.Default)
+	}
+	for _, t := range p.Tools {
+		if t.Steps == nil || t.Doc == nil {
+			continue
+		}
+		var tl diag.List
+		lim := toolLimits(t.Doc, t.Limits, cfg.limits, &tl)
+		c := &steps.Compiler{
+			Doc: t.Doc, L: &tl, Scope: steps.NewScope("input", "prefs"), Limits: &lim,
+			Registry: cfg.registry, Plugin: p, AuthHeaders: cfg.authHeaders,
+		}
+		block := c.Block(t.Steps, "steps")
+		c.CheckUses()
+		l.Merge(tl)
+		if tl.HasErrors() {
+			continue
+		}
+		prog.tools[t.Name] = &tool{t: t, block: block, slots: c.Scope.Slots(), limits: lim}
+	}
+	l.Sort()
+	return prog, l
+}
+
+// Tools lists the runnable tools' names.
+func (p *Program) Tools() []string {
+	out := make([]string, 0, len(p.tools))
+	for n := range p.tools {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Limits returns a tool's limits (the host's, lowered by the tool).
+func (p *Program) Limits(name string) (Limits, bool) {
+	t, ok := p.tools[name]
+	if !ok {
+		return Limits{}, false
+	}
+	return t.limits, true
+}
+
+// Result is a tool's result.
+type Result struct {
+	Value     any    // the result as jq values
+	JSON      []byte // compact JSON with sorted keys, cut when longer than the output limit
+	Truncated bool   // JSON was cut
+	Status    string // the status field of a status result ("login_required"), else ""
+	Steps     int    // steps executed
+}
+
+// TruncatedNote is the marker field of a cut result. A result whose JSON
+// text is longer than the output limit (12,000 characters by default) is
+// replaced by {"truncated": true, "characters": N, "text": FIRST_PART,
+// "note": TruncatedNote}, whose JSON fits the limit.
+const TruncatedNote = "the result was cut: text holds the start of its JSON"
+
+// Run validates input and runs tool name. The error is an *InputError, an
+// *UnknownToolError, or a *StepError (with a *steps.Failure, a
+// *steps.LimitError or another cause inside).
+func (p *Program) Run(ctx context.Context, name string, input any, opts ...RunOption) (Result, error) {
+	t, ok := p.tools[name]
+	if !ok {
+		return Result{}, &UnknownToolError{Tool: name, Tools: p.Tools()}
+	}
+	var rc runConfig
+	for _, o := range opts {
+		o(&rc)
+	}
+	if input == nil {
+		input = map[string]any{}
+	}
+	input = steps.FromGo(input)
+	if err := steps.CheckDepth(input, t.limits.Depth); err != nil {
+		return Result{}, &InputError{Tool: name, Msg: err.Error()}
+	}
+	if t.t.InputSchema != nil {
+		if err := t.t.InputSchema.Validate(input); err != nil {
+			return Result{}, &InputError{Tool: name, Msg: manifest.SchemaMessage(err)}
+		}
+	}
+	prefs, err := p.prefValues(rc.prefs)
+	if err != nil {
+		return Result{}, err
+	}
+	s := &run{tool: t, cfg: &rc}
+	return s.exec(ctx, input, prefs)
+}
+
+func (p *Program) prefValues(over map[string]any) (map[string]any, error) {
+	if len(over) == 0 {
+		return p.prefs, nil
+	}
+	out := make(map[string]any, len(p.prefs))
+	for k, v := range p.prefs {
+		out[k] = v
+	}
+	for _, pr := range p.Plugin.Preferences {
+		v, ok := over[pr.Name]
+		if !ok {
+			continue
+		}
+		v = steps.FromGo(v)
+		if pr.Compiled != nil {
+			if err := pr.Compiled.Validate(v); err != nil {
+				return nil, fmt.Errorf("preference %q: %s", pr.Name, manifest.SchemaMessage(err))
+			}
+		}
+		out[pr.Name] = v
+	}
+	return out, nil
+}
+
+// run is the state of one call.
+type run struct {
+	tool  *tool
+	cfg   *runConfig
+	frame steps.Frame
+}
+
+func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
+	lim := s.tool.limits
+	ctx, cancel := context.WithTimeout(ctx, lim.Deadline)
+	defer cancel()
+	f := &s.frame
+	f.Vars = make([]any, s.tool.slots)
+	f.Vars[0], f.Vars[1] = input, prefs
+	f.Transport = s.cfg.transport
+	f.KV = s.cfg.kv
+	f.Limits = &lim
+	f.Trace = s.cfg.trace
+	err := s.tool.block.Run(ctx, f)
+	if err != nil {
+		return Result{Steps: f.Steps()}, s.stepError(ctx, err)
+	}
+	v, ended := f.Ended()
+	if !ended {
+		v = f.Dot
+	}
+	res := Result{Value: v, Steps: f.Steps()}
+	if m, ok := v.(map[string]any); ok && ended {
+		if st, ok := m["status"].(string); ok {
+			res.Status = st
+		}
+	}
+	b, err := steps.Encode(v, lim.Depth)
+	if err != nil {
+		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Label: "result", Kind: "return", Err: err}
+	}
+	res.JSON, res.Truncated = Cut(b, lim.Output)
+	return res, nil
+}
+
+func (s *run) stepError(ctx context.Context, err error) error {
+	var le *steps.Located
+	if !errors.As(err, &le) {
+		return err
+	}
+	cause := le.Err
+	if errors.Is(cause, context.DeadlineExceeded) && ctx.Err() != nil {
+		cause = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}
+	}
+	if s.cfg.redact != nil {
+		cause = redacted{msg: s.cfg.redact(cause.Error()), err: cause}
+	}
+	idx := 0
+	fmt.Sscanf(le.Node.Label, "%d", &idx)
+	return &StepError{Pos: le.Node.Pos, Tool: s.tool.t.Name, Index: idx, Label: le.Node.Label, Kind: le.Node.Kind, Err: cause}
+}
+
+// redacted keeps the cause for errors.As while showing a filtered message.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r redacted) Error() string { return r.msg }
+func (r redacted) Unwrap() error { return r.err }
+
+// Cut returns b when it has at most max characters, else the wrapper object
+// described at TruncatedNote, whose JSON has at most max characters.
+func Cut(b []byte, max int) ([]byte, bool) {
+	n := utf8.RuneCount(b)
+	if n <= max {
+		return b, false
+	}
+	keep := max
+	for keep > 0 {
+		text := prefixRunes(b, keep)
+		out, _ := steps.Encode(map[string]any{"truncated": true, "characters": n, "text": text, "note": TruncatedNote}, 4)
+		got := utf8.RuneCount(out)
+		if got <= max {
+			return out, true
+		}
+		next := keep * (max - 100) / got
+		if next >= keep {
+			next = keep - (got - max)
+		}
+		keep = next
+	}
+	out, _ := steps.Encode(map[string]any{"truncated": true, "characters": n, "text": "", "note": TruncatedNote}, 4)
+	return out, true
+}
+
+func prefixRunes(b []byte, n int) string {
+	i := 0
+	for k := 0; k < n && i < len(b); k++ {
+		_, size := utf8.DecodeRune(b[i:])
+		i += size
+	}
+	return string(b[:i])
+}

@@ -1,0 +1,55 @@
+package interpreter
+
+import (
+	"github.com/pkuinfo/harness/steps"
+)
+
+// Option configures Compile.
+type Option func(*config)
+
+type config struct {
+	limits      steps.Limits
+	registry    *steps.Registry
+	authHeaders func(service string) []string
+}
+
+// WithLimits sets the host's limits (DefaultLimits otherwise). A tool's own
+// limits may only lower them.
+func WithLimits(l steps.Limits) Option { return func(c *config) { c.limits = l } }
+
+// WithRegistry compiles with another step registry (tests add kinds).
+func WithRegistry(r *steps.Registry) Option { return func(c *config) { c.registry = r } }
+
+// WithAuthHeaders names the headers each campus service's session uses (from
+// the catalogue); steps may not set them.
+func WithAuthHeaders(f func(service string) []string) Option {
+	return func(c *config) { c.authHeaders = f }
+}
+
+// RunOption configures one run.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	transport steps.Transport
+	kv        steps.KV
+	prefs     map[string]any
+	trace     func(steps.Event)
+	redact    func(string) string
+}
+
+// WithTransport sets the road out (a proxy call in production).
+func WithTransport(t steps.Transport) RunOption { return func(c *runConfig) { c.transport = t } }
+
+// WithKV gives the run the plugin's store; kv steps fail without one.
+func WithKV(kv steps.KV) RunOption { return func(c *runConfig) { c.kv = kv } }
+
+// WithPrefs overrides preference values (the defaults come from the
+// document); each value is checked against its preference's schema.
+func WithPrefs(p map[string]any) RunOption { return func(c *runConfig) { c.prefs = p } }
+
+// WithTrace receives every step's event.
+func WithTrace(f func(steps.Event)) RunOption { return func(c *runConfig) { c.trace = f } }
+
+// WithRedact filters every error message the run returns (the proxy call's
+// Redact), so no credential leaves in a message.
+func WithRedact(f func(string) string) RunOption { return func(c *runConfig) { c.redact = f } }

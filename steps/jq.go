@@ -1,0 +1,530 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strings"
+
+	"github.com/itchyny/gojq"
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/yamlx"
+	"go.yaml.in/yaml/v3"
+)
+
+// MaxProgramBytes bounds one jq program's text.
+const MaxProgramBytes = 16 << 10
+
+// JQ is a jq program compiled once, with the variables visible where it
+// stands: $input, $prefs and every `as` name bound before it. Run it with
+// the frame's variable slots; it is safe for concurrent use.
+type JQ struct {
+	Src   string
+	Pos   diag.Pos
+	code  *gojq.Code
+	nvars int
+	ident bool // the program is `.`
+}
+
+// Scope is the variables visible at a point of a tool, in slot order: slot i
+// of a frame holds names[i]. Later bindings of a known name reuse its slot,
+// so the variables a program sees are always a prefix of the frame's slots.
+type Scope struct {
+	names []string
+	max   int
+}
+
+// NewScope starts a scope with the given names (without $).
+func NewScope(names ...string) *Scope {
+	s := &Scope{names: append([]string(nil), names...)}
+	s.max = len(s.names)
+	return s
+}
+
+// Lookup returns a name's slot.
+func (s *Scope) Lookup(name string) (int, bool) {
+	for i, n := range s.names {
+		if n == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Bind makes name visible from now on and returns its slot.
+func (s *Scope) Bind(name string) int {
+	if i, ok := s.Lookup(name); ok {
+		return i
+	}
+	s.names = append(s.names, name)
+	s.max = max(s.max, len(s.names))
+	return len(s.names) - 1
+}
+
+// Mark and Reset bracket a nested block: names bound inside stop being
+// visible after it.
+func (s *Scope) Mark() int { return len(s.names) }
+
+// Reset forgets the names bound since mark.
+func (s *Scope) Reset(mark int) { s.names = s.names[:mark] }
+
+// Len is the number of visible variables.
+func (s *Scope) Len() int { return len(s.names) }
+
+// Slots is the number of slots a frame needs for everything this scope saw.
+func (s *Scope) Slots() int { return s.max }
+
+// Names lists the visible names (without $).
+func (s *Scope) Names() []string { return append([]string(nil), s.names...) }
+
+var varRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
+
+// compileJQ parses and compiles src, hardened (see harden), with the scope's
+// variables. at maps a byte offset of src to a file position.
+func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l *diag.List) *JQ {
+	if len(src) > MaxProgramBytes {
+		l.Errorf(at(0), "jq program is %d bytes, more than %d", len(src), MaxProgramBytes)
+		return nil
+	}
+	if strings.TrimSpace(src) == "" {
+		l.Errorf(at(0), "jq program is empty")
+		return nil
+	}
+	q, err := gojq.Parse(src)
+	if err != nil {
+		var pe *gojq.ParseError
+		off := 0
+		if errors.As(err, &pe) {
+			off = pe.Offset - len(pe.Token)
+			if off < 0 {
+				off = 0
+			}
+		}
+		l.Errorf(at(off), "jq syntax error: %v", err)
+		return nil
+	}
+	if q.Meta != nil || len(q.Imports) > 0 {
+		l.Errorf(at(0), "jq modules (import, include) are not available")
+		return nil
+	}
+	if err := harden(q); err != nil {
+		l.Errorf(at(0), "%v", err)
+		return nil
+	}
+	vars := make([]string, sc.Len())
+	for i, n := range sc.names {
+		vars[i] = "$" + n
+	}
+	opts := append([]gojq.CompilerOption{gojq.WithVariables(vars)}, lim.jqOptions()...)
+	code, err := gojq.Compile(q, opts...)
+	if err != nil {
+		msg := err.Error()
+		off := 0
+		if strings.HasPrefix(msg, "variable not defined: ") {
+			name := strings.TrimPrefix(msg, "variable not defined: ")
+			if i := strings.Index(src, name); i >= 0 {
+				off = i
+			}
+			msg = "unknown variable " + name + " (visible here: " + strings.Join(vars, ", ") + ")"
+			if s := yamlx.Suggest(name, vars); s != "" {
+				msg = "unknown variable " + name + " (did you mean " + s + "?)"
+			}
+		} else if strings.HasPrefix(msg, "function not defined: ") {
+			name := strings.TrimPrefix(msg, "function not defined: ")
+			if j := strings.IndexByte(name, '/'); j > 0 {
+				if i := strings.Index(src, name[:j]); i >= 0 {
+					off = i
+				}
+			}
+			msg = "jq: " + msg
+		} else {
+			msg = "jq: " + msg
+		}
+		l.Errorf(at(off), "%s", msg)
+		return nil
+	}
+	return &JQ{Src: src, Pos: at(0), code: code, nvars: len(vars), ident: strings.TrimSpace(src) == "."}
+}
+
+// CompileJQ compiles the jq program held by scalar n (the whole value).
+func (c *Compiler) CompileJQ(n *yaml.Node, what string) *JQ {
+	s, ok := c.Doc.String(n, what, c.L)
+	if !ok {
+		return nil
+	}
+	return compileJQ(s, c.Scope, c.Limits, func(off int) diag.Pos { return c.Doc.OffsetPos(n, off) }, c.L)
+}
+
+// iter runs the program on v with the frame's visible variables.
+func (q *JQ) iter(ctx context.Context, f *Frame, v any) gojq.Iter {
+	return q.code.RunWithContext(ctx, v, f.Vars[:q.nvars]...)
+}
+
+// First runs the program and returns its first result (null when it yields
+// none).
+func (q *JQ) First(ctx context.Context, f *Frame, v any) (any, error) {
+	if q.ident {
+		return v, nil
+	}
+	it := q.iter(ctx, f, v)
+	r, ok := it.Next()
+	if !ok {
+		return nil, nil
+	}
+	if err, isErr := r.(error); isErr {
+		return nil, jqError(ctx, err)
+	}
+	return r, nil
+}
+
+// All runs the program and collects every result, at most max.
+func (q *JQ) All(ctx context.Context, f *Frame, v any, max int) ([]any, error) {
+	it := q.iter(ctx, f, v)
+	var out []any
+	for {
+		r, ok := it.Next()
+		if !ok {
+			return out, nil
+		}
+		if err, isErr := r.(error); isErr {
+			return nil, jqError(ctx, err)
+		}
+		if len(out) >= max {
+			return nil, &LimitError{Limit: "iterations", Max: int64(max), What: "jq results"}
+		}
+		out = append(out, r)
+	}
+}
+
+// Bool runs a condition: its first result's truthiness (null and false are
+// false, as in jq).
+func (q *JQ) Bool(ctx context.Context, f *Frame, v any) (bool, error) {
+	r, err := q.First(ctx, f, v)
+	if err != nil {
+		return false, err
+	}
+	return r != nil && r != false, nil
+}
+
+func jqError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var he interface{ Value() any }
+	if errors.As(err, &he) {
+		if s, ok := he.Value().(string); ok {
+			return fmt.Errorf("jq error: %s", s)
+		}
+	}
+	return fmt.Errorf("jq: %v", err)
+}
+
+// harden rewrites a program so that work gojq cannot interrupt stays
+// bounded: `+` and `*` check the size of strings and arrays they would make,
+// comparisons and the builtins that recurse over a value check its nesting
+// first, and paths given to setpath/delpaths are bounded.
+func harden(q *gojq.Query) error {
+	var err error
+	var walkQ func(*gojq.Query)
+	var walkT func(*gojq.Term)
+	walkQ = func(q *gojq.Query) {
+		if q == nil || err != nil {
+			return
+		}
+		for _, fd := range q.FuncDefs {
+			if strings.HasPrefix(fd.Name, "_h_") {
+				err = fmt.Errorf("jq function names starting with _h_ are reserved")
+				return
+			}
+			walkQ(fd.Body)
+		}
+		walkT(q.Term)
+		walkQ(q.Left)
+		walkQ(q.Right)
+		if q.Right == nil || q.Left == nil {
+			return
+		}
+		switch q.Op {
+		case gojq.OpAdd, gojq.OpMul, gojq.OpEq, gojq.OpNe, gojq.OpLt, gojq.OpGt, gojq.OpLe, gojq.OpGe:
+			name := map[gojq.Operator]string{gojq.OpAdd: "_h_add", gojq.OpMul: "_h_mul", gojq.OpEq: "_h_eq",
+				gojq.OpNe: "_h_ne", gojq.OpLt: "_h_lt", gojq.OpGt: "_h_gt", gojq.OpLe: "_h_le", gojq.OpGe: "_h_ge"}[q.Op]
+			*q = gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: name, Args: []*gojq.Query{q.Left, q.Right}}}}
+		case gojq.OpUpdateAdd, gojq.OpUpdateMul:
+			// L op= R is `R as $x | L |= . op $x`, as jq defines it.
+			name := "_h_add"
+			if q.Op == gojq.OpUpdateMul {
+				name = "_h_mul"
+			}
+			body := &gojq.Query{Left: q.Left, Op: gojq.OpModify, Right: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc,
+				Func: &gojq.Func{Name: name, Args: []*gojq.Query{{Term: &gojq.Term{Type: gojq.TermTypeIdentity}},
+					{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "$__h_rhs"}}}}}}}}
+			*q = gojq.Query{Left: q.Right, Patterns: []*gojq.Pattern{{Name: "$__h_rhs"}}, Op: gojq.OpPipe, Right: body}
+		}
+	}
+	walkT = func(t *gojq.Term) {
+		if t == nil || err != nil {
+			return
+		}
+		if t.Index != nil {
+			walkQ(t.Index.Start)
+			walkQ(t.Index.End)
+			walkStr(t.Index.Str, walkQ)
+		}
+		if t.Func != nil {
+			for _, a := range t.Func.Args {
+				walkQ(a)
+			}
+		}
+		if t.Object != nil {
+			for _, kv := range t.Object.KeyVals {
+				walkStr(kv.KeyString, walkQ)
+				walkQ(kv.KeyQuery)
+				walkQ(kv.Val)
+			}
+		}
+		if t.Array != nil {
+			walkQ(t.Array.Query)
+		}
+		if t.Unary != nil {
+			walkT(t.Unary.Term)
+		}
+		walkStr(t.Str, walkQ)
+		if t.If != nil {
+			walkQ(t.If.Cond)
+			walkQ(t.If.Then)
+			for _, e := range t.If.Elif {
+				walkQ(e.Cond)
+				walkQ(e.Then)
+			}
+			walkQ(t.If.Else)
+		}
+		if t.Try != nil {
+			walkQ(t.Try.Body)
+			walkQ(t.Try.Catch)
+		}
+		if t.Reduce != nil {
+			walkQ(t.Reduce.Query)
+			walkQ(t.Reduce.Start)
+			walkQ(t.Reduce.Update)
+		}
+		if t.Foreach != nil {
+			walkQ(t.Foreach.Query)
+			walkQ(t.Foreach.Start)
+			walkQ(t.Foreach.Update)
+			walkQ(t.Foreach.Extract)
+		}
+		if t.Label != nil {
+			walkQ(t.Label.Body)
+		}
+		walkQ(t.Query)
+		for _, s := range t.SuffixList {
+			if s.Index != nil {
+				walkQ(s.Index.Start)
+				walkQ(s.Index.End)
+				walkStr(s.Index.Str, walkQ)
+			}
+		}
+		// Builtins that recurse over their input in Go: check its nesting
+		// first, in a path-safe way (`if _h_ok then F else empty end`).
+		guard := t.Type == gojq.TermTypeFormat
+		if t.Type == gojq.TermTypeFunc && recursing[t.Func.Name] {
+			guard = true
+			if t.Func.Name == "setpath" && len(t.Func.Args) == 2 || t.Func.Name == "delpaths" && len(t.Func.Args) == 1 {
+				fn := "_h_path"
+				if t.Func.Name == "delpaths" {
+					fn = "_h_paths"
+				}
+				t.Func.Args[0] = &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: fn, Args: []*gojq.Query{t.Func.Args[0]}}}}
+			}
+		}
+		if guard {
+			inner := *t
+			inner.SuffixList = nil
+			*t = gojq.Term{Type: gojq.TermTypeIf, If: &gojq.If{
+				Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_h_ok"}}},
+				Then: &gojq.Query{Term: &inner},
+				Else: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "empty"}}},
+			}, SuffixList: t.SuffixList}
+		}
+	}
+	walkQ(q)
+	return err
+}
+
+func walkStr(s *gojq.String, walkQ func(*gojq.Query)) {
+	if s == nil {
+		return
+	}
+	for _, q := range s.Queries {
+		walkQ(q)
+	}
+}
+
+// recursing names the builtins implemented by Go recursion over their input.
+var recursing = map[string]bool{
+	"tojson": true, "tostring": true, "flatten": true, "sort": true, "sort_by": true, "group_by": true,
+	"unique": true, "unique_by": true, "min": true, "max": true, "min_by": true, "max_by": true,
+	"contains": true, "inside": true, "indices": true, "index": true, "rindex": true, "error": true,
+	"setpath": true, "delpaths": true, "tostream": true, "ascii": true, "add": true, "join": true,
+	"implode": true, "test": true, "match": true, "capture": true, "scan": true, "splits": true,
+	"sub": true, "gsub": true, "ltrimstr": true, "rtrimstr": true, "startswith": true, "endswith": true,
+	"has": true, "in": true, "walk": true, "paths": true, "leaf_paths": true, "getpath": true,
+	"@json": true, "tojson_": true, "halt_error": true, "combinations": true, "transpose": true,
+}
+
+// jqOptions are the hardening functions, bound to the limits.
+func (lim *Limits) jqOptions() []gojq.CompilerOption {
+	maxStr, maxDepth := lim.StringBytes, lim.Depth
+	cmp := func(name string, ok func(int) bool) gojq.CompilerOption {
+		return gojq.WithFunction(name, 2, 2, func(_ any, a []any) any {
+			if err := checkDepth(a[0], maxDepth); err != nil {
+				return err
+			}
+			if err := checkDepth(a[1], maxDepth); err != nil {
+				return err
+			}
+			return ok(gojq.Compare(a[0], a[1]))
+		})
+	}
+	return []gojq.CompilerOption{
+		gojq.WithEnvironLoader(func() []string { return nil }),
+		gojq.WithFunction("_h_add", 2, 2, func(_ any, a []any) any { return add(a[0], a[1], maxStr) }),
+		gojq.WithFunction("_h_mul", 2, 2, func(_ any, a []any) any { return mul(a[0], a[1], maxStr, maxDepth) }),
+		cmp("_h_eq", func(c int) bool { return c == 0 }),
+		cmp("_h_ne", func(c int) bool { return c != 0 }),
+		cmp("_h_lt", func(c int) bool { return c < 0 }),
+		cmp("_h_gt", func(c int) bool { return c > 0 }),
+		cmp("_h_le", func(c int) bool { return c <= 0 }),
+		cmp("_h_ge", func(c int) bool { return c >= 0 }),
+		gojq.WithFunction("_h_ok", 0, 0, func(v any, _ []any) any {
+			if err := checkDepth(v, maxDepth); err != nil {
+				return err
+			}
+			return true
+		}),
+		gojq.WithFunction("_h_path", 1, 1, func(_ any, a []any) any {
+			if p, ok := a[0].([]any); ok && len(p) > maxDepth {
+				return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a path"}
+			}
+			return a[0]
+		}),
+		gojq.WithFunction("_h_paths", 1, 1, func(_ any, a []any) any {
+			if ps, ok := a[0].([]any); ok {
+				for _, p := range ps {
+					if p, ok := p.([]any); ok && len(p) > maxDepth {
+						return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a path"}
+					}
+				}
+			}
+			return a[0]
+		}),
+	}
+}
+
+var (
+	addCode = mustCode(".[0] + .[1]")
+	mulCode = mustCode(".[0] * .[1]")
+)
+
+func mustCode(src string) *gojq.Code {
+	q, err := gojq.Parse(src)
+	if err != nil {
+		panic(err)
+	}
+	c, err := gojq.Compile(q)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func runPair(c *gojq.Code, l, r any) any {
+	v, _ := c.Run([]any{l, r}).Next()
+	return v
+}
+
+func add(l, r any, maxStr int) any {
+	switch l := l.(type) {
+	case nil:
+		return r
+	case string:
+		if r, ok := r.(string); ok {
+			if len(l)+len(r) > maxStr {
+				return &LimitError{Limit: "string", Max: int64(maxStr), What: "a jq string"}
+			}
+			return l + r
+		}
+	case []any:
+		if r, ok := r.([]any); ok && len(l)+len(r) > maxStr/8 {
+			return &LimitError{Limit: "string", Max: int64(maxStr / 8), What: "a jq array's length"}
+		}
+	case int:
+		switch r := r.(type) {
+		case int:
+			if v := l + r; (v >= l) == (r >= 0) {
+				return v
+			}
+		case float64:
+			return float64(l) + r
+		}
+	case float64:
+		switch r := r.(type) {
+		case int:
+			return l + float64(r)
+		case float64:
+			return l + r
+		}
+	}
+	if r == nil {
+		return l
+	}
+	return runPair(addCode, l, r)
+}
+
+func mul(l, r any, maxStr, maxDepth int) any {
+	rep := func(s string, n any) any {
+		f, ok := gojq.ToFloat64(n)
+		if ok && f > 0 && float64(len(s))*f > float64(maxStr) {
+			return &LimitError{Limit: "string", Max: int64(maxStr), What: "a repeated jq string"}
+		}
+		return nil
+	}
+	if s, ok := l.(string); ok {
+		if err := rep(s, r); err != nil {
+			return err
+		}
+	}
+	if s, ok := r.(string); ok {
+		if err := rep(s, l); err != nil {
+			return err
+		}
+	}
+	if _, ok := l.(map[string]any); ok {
+		if err := checkDepth(l, maxDepth); err != nil {
+			return err
+		}
+		if err := checkDepth(r, maxDepth); err != nil {
+			return err
+		}
+	}
+	switch l := l.(type) {
+	case int:
+		if r, ok := r.(int); ok {
+			if l == 0 || r == 0 {
+				return 0
+			}
+			if v := l * r; v/r == l && !(l == -1 && r == -1<<63) && !(r == -1 && l == -1<<63) {
+				return v
+			}
+			x, y := big.NewInt(int64(l)), big.NewInt(int64(r))
+			return x.Mul(x, y)
+		}
+	case float64:
+		if r, ok := r.(float64); ok {
+			return l * r
+		}
+	}
+	return runPair(mulCode, l, r)
+}

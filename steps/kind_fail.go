@@ -1,0 +1,39 @@
+package steps
+
+import (
+	"context"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var failSpec = Spec{
+	Kind:    "fail",
+	Summary: "End the tool with an error whose message is the template: a message the user can act on.",
+	Short:   "a template",
+	Example: `- if: 'true'
+  fail: "The portal answered ${ 503 }"`,
+	Caps: Caps{Ends: true},
+}
+
+func init() { builtin.mustRegister(failSpec, decodeFail) }
+
+type failStep struct{ t *Template }
+
+func decodeFail(c *Compiler, n *yaml.Node) Step {
+	t := c.CompileTemplate(n, "fail", Text)
+	if t == nil {
+		return nil
+	}
+	return &failStep{t}
+}
+
+func (s *failStep) Run(ctx context.Context, f *Frame) (any, error) {
+	msg, err := s.t.Render(ctx, f, f.Dot)
+	if err != nil {
+		return nil, err
+	}
+	if len(msg) > 2000 {
+		msg = msg[:2000]
+	}
+	return nil, &Failure{Msg: CleanString(msg)}
+}

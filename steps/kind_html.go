@@ -1,0 +1,312 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/andybalholm/cascadia"
+	"github.com/itchyny/gojq"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/net/html"
+)
+
+var htmlSpec = Spec{
+	Kind: "html",
+	Summary: "Extract records from an HTML string with CSS selectors: one object per element `select` matches, each field the trimmed text " +
+		"(or attribute) of the first match inside it; without fields, the list of trimmed texts.",
+	Fields: []Field{
+		{Name: "from", Type: "jq", Default: ".body", Doc: "the HTML text"},
+		{Name: "select", Type: "css", Required: true, Doc: "the elements to extract"},
+		{Name: "fields", Type: "map of css | {select, attr, all}", Doc: "NAME: CSS (text of the first match inside), or {select: CSS (default: the element itself), attr: NAME, all: true (a list of every match)}"},
+	},
+	Example: `- jq: '{body: "<ul><li><a href=\"/a\">A</a></li><li><a href=\"/b\">B</a></li></ul>"}'
+- html:
+    select: li
+    fields:
+      title: a
+      link: { select: a, attr: href }`,
+}
+
+func init() { builtin.mustRegister(htmlSpec, decodeHTML) }
+
+type htmlStep struct {
+	from   *JQ
+	sel    cascadia.Selector
+	fields []htmlField
+}
+
+// fieldSpec is one extracted field: a selector (unset: the element
+// itself), an attribute (unset: the text), and whether to list every match.
+type fieldSpec[S any] struct {
+	name string
+	sel  S
+	has  bool
+	attr string
+	all  bool
+}
+
+type htmlField = fieldSpec[cascadia.Selector]
+
+var hasRE = regexp.MustCompile(`:has\(`)
+
+// CompileSelector compiles a CSS selector held by scalar n, refusing those
+// whose matching cost can explode (nested :has, too many parts).
+func (c *Compiler) CompileSelector(n *yaml.Node, what string) cascadia.Selector {
+	s, ok := c.Doc.String(n, what, c.L)
+	if !ok {
+		return nil
+	}
+	if strings.TrimSpace(s) == "" {
+		c.Errorf(n, "%s: empty CSS selector", what)
+		return nil
+	}
+	if len(s) > 1000 {
+		c.Errorf(n, "%s: CSS selector longer than 1000 characters", what)
+		return nil
+	}
+	sel, err := cascadia.Compile(s)
+	if err != nil {
+		c.Errorf(n, "%s: CSS selector %q does not parse: %v", what, s, err)
+		return nil
+	}
+	if cost := selectorCost(s); cost > c.Limits.SelectorCost {
+		c.Errorf(n, "%s: CSS selector %q is too costly to match (cost %d, limit %d): use fewer parts or :has", what, s, cost, c.Limits.SelectorCost)
+		return nil
+	}
+	if nestedHas(s) {
+		c.Errorf(n, "%s: CSS selector %q nests :has, whose matching cost can explode", what, s)
+		return nil
+	}
+	return sel
+}
+
+// selectorCost counts compound selectors (split at combinators and commas)
+// and weighs :has and :not heavily.
+func selectorCost(s string) int {
+	cost := 1
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ' ', '>', '+', '~', ',':
+			if i+1 < len(s) && s[i+1] != ' ' && s[i+1] != '>' && s[i+1] != '+' && s[i+1] != '~' {
+				cost++
+			}
+		}
+	}
+	cost += 8 * len(hasRE.FindAllStringIndex(s, -1))
+	cost += 2 * strings.Count(s, ":not(")
+	return cost
+}
+
+func nestedHas(s string) bool {
+	for _, m := range hasRE.FindAllStringIndex(s, -1) {
+		depth := 1
+		for i := m[1]; i < len(s) && depth > 0; i++ {
+			switch s[i] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+			if depth > 0 && strings.HasPrefix(s[i:], ":has(") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func decodeHTML(c *Compiler, n *yaml.Node) Step {
+	m, ok := c.Fields(n, &htmlSpec)
+	if !ok {
+		return nil
+	}
+	s := &htmlStep{}
+	good := true
+	if f, ok := m.Get("from"); ok {
+		s.from = c.CompileJQ(f.Value, "from")
+		good = s.from != nil
+	}
+	f, _ := m.Get("select")
+	s.sel = c.CompileSelector(f.Value, "select")
+	if f, ok := m.Get("fields"); ok {
+		s.fields, ok = decodeFields(c, f.Value, func(n *yaml.Node, what string) (cascadia.Selector, bool) {
+			sel := c.CompileSelector(n, what)
+			return sel, sel != nil
+		})
+		good = good && ok
+	}
+	if !good || s.sel == nil {
+		return nil
+	}
+	return s
+}
+
+// decodeFields reads NAME: SELECTOR | {select, attr, all}.
+func decodeFields[S any](c *Compiler, n *yaml.Node, compile func(*yaml.Node, string) (S, bool)) ([]fieldSpec[S], bool) {
+	type fld = fieldSpec[S]
+	m, ok := c.Doc.Mapping(n, "fields", nil, c.L)
+	if !ok {
+		return nil, false
+	}
+	var out []fld
+	good := true
+	for _, kv := range m.Fields {
+		fd := fld{name: kv.Key}
+		if kv.Value.Kind == yaml.ScalarNode {
+			fd.sel, ok = compile(kv.Value, "fields."+kv.Key)
+			fd.has = true
+			good = good && ok
+			out = append(out, fd)
+			continue
+		}
+		mm, ok := c.Doc.Mapping(kv.Value, "fields."+kv.Key, []string{"select", "attr", "all"}, c.L)
+		if !ok {
+			good = false
+			continue
+		}
+		if f, ok := mm.Get("select"); ok {
+			fd.sel, ok = compile(f.Value, "fields."+kv.Key+".select")
+			fd.has = true
+			good = good && ok
+		}
+		if f, ok := mm.Get("attr"); ok {
+			fd.attr, ok = c.Doc.String(f.Value, "attr", c.L)
+			good = good && ok
+		}
+		if f, ok := mm.Get("all"); ok {
+			fd.all, ok = c.Doc.Bool(f.Value, "all", c.L)
+			good = good && ok
+		}
+		out = append(out, fd)
+	}
+	return out, good
+}
+
+func textFrom(ctx context.Context, f *Frame, from *JQ, def string) (string, error) {
+	var v any
+	var err error
+	if from != nil {
+		if v, err = from.First(ctx, f, f.Dot); err != nil {
+			return "", fmt.Errorf("from: %w", err)
+		}
+	} else {
+		m, ok := f.Dot.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("from: `.` is %s, not a response with a %s (set from)", gojq.TypeOf(f.Dot), def)
+		}
+		v = m[def]
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("from: expected a string, got %s", gojq.TypeOf(v))
+	}
+	return s, nil
+}
+
+func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
+	text, err := textFrom(ctx, f, s.from, "body")
+	if err != nil {
+		return nil, err
+	}
+	root, err := html.ParseWithOptions(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("html: %v", err)
+	}
+	if err := checkTree(root, f.Limits); err != nil {
+		return nil, err
+	}
+	doc := goquery.NewDocumentFromNode(root)
+	matches := doc.FindMatcher(s.sel)
+	if matches.Length() > f.Limits.Items {
+		return nil, &LimitError{Limit: "items", Max: int64(f.Limits.Items), What: fmt.Sprintf("%d matched elements", matches.Length())}
+	}
+	out := make([]any, 0, matches.Length())
+	var ferr error
+	matches.EachWithBreak(func(_ int, el *goquery.Selection) bool {
+		if ferr = ctx.Err(); ferr != nil {
+			return false
+		}
+		if len(s.fields) == 0 {
+			out = append(out, capText(el.Text(), f.Limits.FieldBytes))
+			return true
+		}
+		rec := make(map[string]any, len(s.fields))
+		for _, fd := range s.fields {
+			target := el
+			if fd.has {
+				target = el.FindMatcher(fd.sel)
+			}
+			if fd.all {
+				list := make([]any, 0, target.Length())
+				target.Each(func(_ int, t *goquery.Selection) { list = append(list, value(t, fd.attr, f.Limits.FieldBytes)) })
+				rec[fd.name] = list
+				continue
+			}
+			if target.Length() == 0 {
+				rec[fd.name] = nil
+				continue
+			}
+			rec[fd.name] = value(target.First(), fd.attr, f.Limits.FieldBytes)
+		}
+		out = append(out, rec)
+		return true
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	return out, nil
+}
+
+// capText trims s and cuts it at max bytes (on a character boundary).
+func capText(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > max {
+		s = strings.ToValidUTF8(s[:max], "")
+	}
+	return s
+}
+
+func value(t *goquery.Selection, attr string, max int) any {
+	if attr != "" {
+		v, ok := t.Attr(attr)
+		if !ok {
+			return nil
+		}
+		return capText(v, max)
+	}
+	return capText(t.Text(), max)
+}
+
+// checkTree bounds a parsed document's size and depth before any selector
+// or recursive walk runs over it.
+func checkTree(root *html.Node, lim *Limits) error {
+	type item struct {
+		n *html.Node
+		d int
+	}
+	stack := []item{{root, 0}}
+	count := 0
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		count++
+		if count > lim.HTMLNodes {
+			return &LimitError{Limit: "htmlNodes", Max: int64(lim.HTMLNodes), What: "the document's nodes"}
+		}
+		if it.d > lim.HTMLDepth {
+			return &LimitError{Limit: "htmlDepth", Max: int64(lim.HTMLDepth), What: "the document's nesting"}
+		}
+		for c := it.n.FirstChild; c != nil; c = c.NextSibling {
+			stack = append(stack, item{c, it.d + 1})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+package steps
+
+import (
+	"context"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var jqSpec = Spec{
+	Kind:    "jq",
+	Summary: "Run a jq program on `.`; the output is its first result (wrap it in [ ] to collect many).",
+	Short:   "a jq program",
+	Example: `- jq: '[.rooms[] | {room: .name, seats: .capacity}]'`,
+}
+
+func init() { builtin.mustRegister(jqSpec, decodeJQ) }
+
+type jqStep struct{ q *JQ }
+
+func decodeJQ(c *Compiler, n *yaml.Node) Step {
+	q := c.CompileJQ(n, "jq")
+	if q == nil {
+		return nil
+	}
+	return &jqStep{q}
+}
+
+func (s *jqStep) Run(ctx context.Context, f *Frame) (any, error) { return s.q.First(ctx, f, f.Dot) }

@@ -1,0 +1,116 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var kvGetSpec = Spec{
+	Kind:    "kv_get",
+	Summary: "Read a value from the plugin's private store (needs the kv ability); null when the key is absent.",
+	Short:   "a template naming the key",
+	Example: `- kv_get: last-${ $input.building }`,
+	Caps:    Caps{KV: true},
+}
+
+var kvSetSpec = Spec{
+	Kind:    "kv_set",
+	Summary: "Store a value in the plugin's private store (needs the kv ability); a null value deletes the key. Output: the value.",
+	Fields: []Field{
+		{Name: "key", Type: "template", Required: true, Doc: "the key (at most 200 characters)"},
+		{Name: "value", Type: "jq", Default: ".", Doc: "the value to store"},
+	},
+	Example: `- kv_set: { key: "last", value: '{at: 1}' }`,
+	Caps:    Caps{KV: true},
+}
+
+func init() {
+	builtin.mustRegister(kvGetSpec, decodeKVGet)
+	builtin.mustRegister(kvSetSpec, decodeKVSet)
+}
+
+// MaxKeyLen bounds a store key.
+const MaxKeyLen = 200
+
+type kvGetStep struct{ key *Template }
+
+type kvSetStep struct {
+	key   *Template
+	value *JQ
+}
+
+func decodeKVGet(c *Compiler, n *yaml.Node) Step {
+	c.Use(Use{Pos: c.Pos(n), Ability: "kv"})
+	t := c.CompileTemplate(n, "kv_get", Text)
+	if t == nil {
+		return nil
+	}
+	return &kvGetStep{t}
+}
+
+func decodeKVSet(c *Compiler, n *yaml.Node) Step {
+	c.Use(Use{Pos: c.Pos(n), Ability: "kv"})
+	m, ok := c.Fields(n, &kvSetSpec)
+	if !ok {
+		return nil
+	}
+	f, _ := m.Get("key")
+	s := &kvSetStep{key: c.CompileTemplate(f.Value, "key", Text)}
+	if f, ok := m.Get("value"); ok {
+		if s.value = c.CompileJQ(f.Value, "value"); s.value == nil {
+			return nil
+		}
+	}
+	if s.key == nil {
+		return nil
+	}
+	return s
+}
+
+var errNoKV = errors.New("this host gives the plugin no store (the kv ability)")
+
+func renderKey(ctx context.Context, f *Frame, t *Template) (string, error) {
+	k, err := t.Render(ctx, f, f.Dot)
+	if err != nil {
+		return "", err
+	}
+	if k == "" || len(k) > MaxKeyLen {
+		return "", fmt.Errorf("a store key must have 1 to %d characters", MaxKeyLen)
+	}
+	return k, nil
+}
+
+func (s *kvGetStep) Run(ctx context.Context, f *Frame) (any, error) {
+	if f.KV == nil {
+		return nil, errNoKV
+	}
+	k, err := renderKey(ctx, f, s.key)
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := f.KV.Get(k)
+	return v, err
+}
+
+func (s *kvSetStep) Run(ctx context.Context, f *Frame) (any, error) {
+	if f.KV == nil {
+		return nil, errNoKV
+	}
+	k, err := renderKey(ctx, f, s.key)
+	if err != nil {
+		return nil, err
+	}
+	v := f.Dot
+	if s.value != nil {
+		if v, err = s.value.First(ctx, f, f.Dot); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.KV.Set(k, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -1,0 +1,125 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var regexSpec = Spec{
+	Kind: "regex",
+	Summary: "Match a regular expression (RE2 syntax) against a string: with named groups an object of them, else the list [whole, group 1, …]; " +
+		"the first match or null, or with all: true the list of every match.",
+	Fields: []Field{
+		{Name: "from", Type: "jq", Default: ".", Doc: "the string to search"},
+		{Name: "pattern", Type: "regexp", Required: true, Doc: "RE2 syntax (no backreferences; linear time)"},
+		{Name: "all", Type: "bool", Default: "false", Doc: "every match instead of the first"},
+	},
+	Example: `- jq: '"room 101, room 202"'
+- regex: { pattern: 'room (?P<room>\d+)', all: true }`,
+}
+
+func init() { builtin.mustRegister(regexSpec, decodeRegex) }
+
+type regexStep struct {
+	from  *JQ
+	re    *regexp.Regexp
+	all   bool
+	names []string
+	named bool
+}
+
+func decodeRegex(c *Compiler, n *yaml.Node) Step {
+	m, ok := c.Fields(n, &regexSpec)
+	if !ok {
+		return nil
+	}
+	s := &regexStep{}
+	good := true
+	if f, ok := m.Get("from"); ok {
+		s.from = c.CompileJQ(f.Value, "from")
+		good = s.from != nil
+	}
+	f, _ := m.Get("pattern")
+	if p, ok := c.Doc.String(f.Value, "pattern", c.L); ok {
+		if len(p) > 2000 {
+			c.Errorf(f.Value, "pattern is longer than 2000 characters")
+			return nil
+		}
+		re, err := regexp.Compile(p)
+		if err != nil {
+			c.Errorf(f.Value, "pattern does not compile: %v", err)
+			return nil
+		}
+		s.re = re
+		s.names = re.SubexpNames()
+		for _, n := range s.names {
+			s.named = s.named || n != ""
+		}
+	} else {
+		good = false
+	}
+	if f, ok := m.Get("all"); ok {
+		s.all, ok = c.Doc.Bool(f.Value, "all", c.L)
+		good = good && ok
+	}
+	if !good {
+		return nil
+	}
+	return s
+}
+
+func (s *regexStep) Run(ctx context.Context, f *Frame) (any, error) {
+	v := f.Dot
+	var err error
+	if s.from != nil {
+		if v, err = s.from.First(ctx, f, f.Dot); err != nil {
+			return nil, fmt.Errorf("from: %w", err)
+		}
+	}
+	str, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("regex needs a string, got %T", v)
+	}
+	if !s.all {
+		m := s.re.FindStringSubmatchIndex(str)
+		if m == nil {
+			return nil, nil
+		}
+		return s.record(str, m), nil
+	}
+	ms := s.re.FindAllStringSubmatchIndex(str, f.Limits.Items+1)
+	if len(ms) > f.Limits.Items {
+		return nil, &LimitError{Limit: "items", Max: int64(f.Limits.Items), What: "the matches"}
+	}
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		out[i] = s.record(str, m)
+	}
+	return out, nil
+}
+
+func (s *regexStep) record(str string, m []int) any {
+	group := func(i int) any {
+		if m[2*i] < 0 {
+			return nil
+		}
+		return str[m[2*i]:m[2*i+1]]
+	}
+	if s.named {
+		rec := make(map[string]any, len(s.names))
+		for i, n := range s.names {
+			if n != "" {
+				rec[n] = group(i)
+			}
+		}
+		return rec
+	}
+	list := make([]any, len(s.names))
+	for i := range s.names {
+		list[i] = group(i)
+	}
+	return list
+}

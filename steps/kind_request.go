@@ -1,0 +1,445 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var requestSpec = Spec{
+	Kind:    "request",
+	Summary: "Send one HTTP request through the proxy: a campus service + path, or a URL under a declared web origin. Output {status, headers, body, url}; body is parsed JSON when the response is JSON, else text.",
+	Fields: []Field{
+		{Name: "service", Type: "string", Doc: "campus service from access.campus (with path)"},
+		{Name: "path", Type: "template (path)", Doc: "path starting with /; each ${ } value is escaped to stay inside one segment"},
+		{Name: "url", Type: "template (path)", Doc: "absolute URL under an origin from access.web; the origin must be literal"},
+		{Name: "method", Type: "GET|HEAD|POST|PUT|PATCH|DELETE", Default: "GET", Doc: "HTTP method"},
+		{Name: "query", Type: "map of templates", Doc: "query parameters"},
+		{Name: "headers", Type: "map of templates", Doc: "request headers; not Cookie, Authorization, Host, Accept-Encoding, hop-by-hop headers or the service's session headers"},
+		{Name: "form", Type: "map of templates", Doc: "body sent as application/x-www-form-urlencoded"},
+		{Name: "json", Type: "value", Doc: "body sent as JSON; strings are templates, and a string that is one ${ } keeps its value's type"},
+		{Name: "body", Type: "template", Doc: "raw text body (with contentType)"},
+		{Name: "contentType", Type: "string", Doc: "media type of body", Default: "text/plain; charset=utf-8"},
+		{Name: "retry", Type: "{attempts, backoff}", Doc: "retry on 429, 500, 502-504, timeouts and failed connections: attempts in all (at most 5), first wait backoff (default 500ms), doubling, within the call's deadline; GET and HEAD only"},
+	},
+	Example: `- request:
+    service: portal
+    path: /api/classrooms/${ $input.building }/free
+    query: { lang: zh }
+    headers: { Accept: application/json }
+  as: res
+- return: .body`,
+	Caps: Caps{Network: true},
+}
+
+func init() { builtin.mustRegister(requestSpec, decodeRequest) }
+
+// requestStep is a decoded request.
+type requestStep struct {
+	service string
+	path    *Template
+	url     *Template
+	method  string
+	query   []kvTemplate
+	headers []kvTemplate
+	form    []kvTemplate
+	json    *valueTemplate
+	body    *Template
+	ctype   string
+	retry   *Retry
+}
+
+type kvTemplate struct {
+	key string
+	t   *Template
+}
+
+// forbiddenHeaders are headers only the proxy and the HTTP stack set.
+var forbiddenHeaders = map[string]bool{
+	"cookie": true, "authorization": true, "host": true, "accept-encoding": true, "connection": true,
+	"keep-alive": true, "proxy-authorization": true, "proxy-authenticate": true, "proxy-connection": true,
+	"te": true, "trailer": true, "transfer-encoding": true, "upgrade": true, "content-length": true,
+	"set-cookie": true, "x-forwarded-for": true, "x-real-ip": true, "forwarded": true,
+}
+
+var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
+
+func decodeRequest(c *Compiler, n *yaml.Node) Step {
+	s := decodeRequestStep(c, n)
+	if s == nil {
+		return nil
+	}
+	return s
+}
+
+func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
+	m, ok := c.Fields(n, &requestSpec)
+	if !ok {
+		return nil
+	}
+	s := &requestStep{method: "GET"}
+	good := true
+	use := Use{Pos: c.Pos(n)}
+	if f, ok := m.Get("method"); ok {
+		if v, ok := c.Doc.String(f.Value, "method", c.L); ok {
+			s.method = strings.ToUpper(v)
+			found := false
+			for _, x := range methods {
+				found = found || x == s.method
+			}
+			if !found {
+				c.Errorf(f.Value, "method %q must be one of %s", v, strings.Join(methods, ", "))
+				good = false
+			}
+		}
+	}
+	fs, hasService := m.Get("service")
+	fp, hasPath := m.Get("path")
+	fu, hasURL := m.Get("url")
+	switch {
+	case hasService && hasURL, hasPath && hasURL:
+		c.Errorf(n, "request has either service + path (campus) or url (web), not both")
+		return nil
+	case hasService != hasPath:
+		c.Errorf(n, "a campus request needs both service and path")
+		return nil
+	case !hasService && !hasURL:
+		c.Errorf(n, "request needs service + path (a campus service) or url (a declared web origin)")
+		return nil
+	}
+	if hasService {
+		s.service, _ = c.Doc.String(fs.Value, "service", c.L)
+		use.Service = s.service
+		use.Pos = c.Pos(fs.Value)
+		s.path = c.CompileTemplate(fp.Value, "path", Segment)
+		if s.path == nil {
+			return nil
+		}
+		if !strings.HasPrefix(s.path.Src, "/") {
+			c.Errorf(fp.Value, "path must start with /")
+			good = false
+		}
+		if strings.ContainsAny(s.path.Prefix(), "?#") || strings.Contains(s.path.Prefix(), "/../") || strings.Contains(s.path.Prefix(), "/./") || strings.HasSuffix(s.path.Prefix(), "/..") {
+			c.Errorf(fp.Value, "path holds ?, # or a dot segment: put parameters in query")
+			good = false
+		}
+		use.Path = s.path.Prefix()
+	} else {
+		s.url = c.CompileTemplate(fu.Value, "url", Segment)
+		if s.url == nil {
+			return nil
+		}
+		origin, err := literalOrigin(s.url.Prefix())
+		if err != nil {
+			c.Errorf(fu.Value, "url %v", err)
+			return nil
+		}
+		use.Origin = origin
+		use.Pos = c.Pos(fu.Value)
+	}
+	kvs := func(key string) []kvTemplate {
+		f, ok := m.Get(key)
+		if !ok {
+			return nil
+		}
+		mm, ok := c.Doc.Mapping(f.Value, key, nil, c.L)
+		if !ok {
+			good = false
+			return nil
+		}
+		out := make([]kvTemplate, 0, len(mm.Fields))
+		for _, kv := range mm.Fields {
+			t := c.CompileTemplate(kv.Value, key+" value", Text)
+			if t == nil {
+				good = false
+				continue
+			}
+			out = append(out, kvTemplate{key: kv.Key, t: t})
+			if key == "headers" {
+				if forbiddenHeaders[strings.ToLower(kv.Key)] || strings.HasPrefix(strings.ToLower(kv.Key), "proxy-") {
+					c.Errorf(kv.KeyN, "header %s is set by the proxy or the HTTP stack, not by a step", kv.Key)
+					good = false
+				}
+				use.Headers = append(use.Headers, HeaderUse{Name: kv.Key, Pos: c.Pos(kv.KeyN)})
+			}
+		}
+		return out
+	}
+	s.query = kvs("query")
+	s.headers = kvs("headers")
+	s.form = kvs("form")
+	bodies := 0
+	if s.form != nil {
+		bodies++
+	}
+	if f, ok := m.Get("json"); ok {
+		bodies++
+		s.json = c.ValueTemplate(f.Value)
+		good = good && s.json != nil
+	}
+	if f, ok := m.Get("body"); ok {
+		bodies++
+		s.body = c.CompileTemplate(f.Value, "body", Text)
+		good = good && s.body != nil
+		s.ctype = "text/plain; charset=utf-8"
+	}
+	if f, ok := m.Get("contentType"); ok {
+		if s.body == nil {
+			c.Errorf(f.Value, "contentType goes with body")
+			good = false
+		} else if v, ok := c.Doc.String(f.Value, "contentType", c.L); ok {
+			if _, _, err := mime.ParseMediaType(v); err != nil {
+				c.Errorf(f.Value, "contentType %q is not a media type", v)
+				good = false
+			}
+			s.ctype = v
+		}
+	}
+	if bodies > 1 {
+		c.Errorf(n, "request has one body: form, json or body")
+		good = false
+	}
+	if bodies > 0 && (s.method == "GET" || s.method == "HEAD") {
+		c.Errorf(n, "a %s request has no body", s.method)
+		good = false
+	}
+	if f, ok := m.Get("retry"); ok {
+		s.retry = decodeRetry(c, f.Value, s.method)
+		good = good && s.retry != nil
+	}
+	c.Use(use)
+	if !good {
+		return nil
+	}
+	return s
+}
+
+func decodeRetry(c *Compiler, n *yaml.Node, method string) *Retry {
+	if method != "GET" && method != "HEAD" {
+		c.Errorf(n, "retry is only for idempotent reads (GET, HEAD), not %s", method)
+		return nil
+	}
+	m, ok := c.Doc.Mapping(n, "retry", []string{"attempts", "backoff"}, c.L)
+	if !ok {
+		return nil
+	}
+	r := &Retry{Attempts: 2, Backoff: 500 * time.Millisecond}
+	if f, ok := m.Get("attempts"); ok {
+		if r.Attempts, ok = c.Int(f.Value, "retry.attempts", 5); !ok {
+			return nil
+		}
+	}
+	if f, ok := m.Get("backoff"); ok {
+		if r.Backoff, ok = c.Duration(f.Value, "retry.backoff", 10*time.Second); !ok {
+			return nil
+		}
+	}
+	return r
+}
+
+// literalOrigin reads the origin a URL template starts with; the origin may
+// not hold an interpolation.
+func literalOrigin(prefix string) (string, error) {
+	i := strings.Index(prefix, "://")
+	if i < 0 {
+		return "", fmt.Errorf("must start with a literal scheme://host/ (no ${ } before the path)")
+	}
+	rest := prefix[i+3:]
+	j := strings.IndexAny(rest, "/?#")
+	if j < 0 {
+		return "", fmt.Errorf("must start with a literal scheme://host/ (no ${ } before the path)")
+	}
+	u, err := url.Parse(prefix[:i+3+j])
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return "", fmt.Errorf("must start with http:// or https:// and a host")
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	port := u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	o := u.Scheme + "://" + host
+	if port != "" && !(u.Scheme == "https" && port == "443") && !(u.Scheme == "http" && port == "80") {
+		o += ":" + port
+	}
+	return o, nil
+}
+
+func (s *requestStep) Run(ctx context.Context, f *Frame) (any, error) {
+	return s.do(ctx, f, f.Dot)
+}
+
+// build renders the request against v.
+func (s *requestStep) build(ctx context.Context, f *Frame, v any) (*Request, error) {
+	r := &Request{Service: s.service, Method: s.method, Retry: s.retry}
+	var err error
+	if s.path != nil {
+		if r.Path, err = s.path.Render(ctx, f, v); err != nil {
+			return nil, fmt.Errorf("path: %w", err)
+		}
+	} else if r.URL, err = s.url.Render(ctx, f, v); err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	if len(s.query) > 0 {
+		r.Query = make(url.Values, len(s.query))
+		for _, q := range s.query {
+			x, err := q.t.Render(ctx, f, v)
+			if err != nil {
+				return nil, fmt.Errorf("query %s: %w", q.key, err)
+			}
+			r.Query.Add(q.key, x)
+		}
+	}
+	if len(s.headers) > 0 {
+		r.Header = make(http.Header, len(s.headers))
+		for _, h := range s.headers {
+			x, err := h.t.Render(ctx, f, v)
+			if err != nil {
+				return nil, fmt.Errorf("header %s: %w", h.key, err)
+			}
+			if strings.ContainsAny(x, "\r\n\x00") {
+				return nil, fmt.Errorf("header %s: the value holds a line break", h.key)
+			}
+			r.Header.Set(h.key, x)
+		}
+	}
+	switch {
+	case s.form != nil:
+		form := make(url.Values, len(s.form))
+		for _, q := range s.form {
+			x, err := q.t.Render(ctx, f, v)
+			if err != nil {
+				return nil, fmt.Errorf("form %s: %w", q.key, err)
+			}
+			form.Add(q.key, x)
+		}
+		r.Body, r.ContentType = []byte(form.Encode()), "application/x-www-form-urlencoded"
+	case s.json != nil:
+		val, err := s.json.Eval(ctx, f, v)
+		if err != nil {
+			return nil, fmt.Errorf("json: %w", err)
+		}
+		if r.Body, err = Encode(val, f.Limits.Depth); err != nil {
+			return nil, fmt.Errorf("json: %w", err)
+		}
+		r.ContentType = "application/json"
+	case s.body != nil:
+		x, err := s.body.Render(ctx, f, v)
+		if err != nil {
+			return nil, fmt.Errorf("body: %w", err)
+		}
+		r.Body, r.ContentType = []byte(x), s.ctype
+	}
+	return r, nil
+}
+
+// do sends the request rendered against v and returns the step's output.
+func (s *requestStep) do(ctx context.Context, f *Frame, v any) (any, error) {
+	r, err := s.build(ctx, f, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.CountRequest(); err != nil {
+		return nil, err
+	}
+	if f.Transport == nil {
+		return nil, errors.New("no transport: this host runs no requests")
+	}
+	rctx, cancel := context.WithTimeout(ctx, f.Limits.RequestTimeout)
+	resp, err := f.Transport.Do(rctx, r)
+	cancel()
+	if err != nil {
+		var lr *LoginRequired
+		if errors.As(err, &lr) {
+			f.End(map[string]any{"status": "login_required", "service": lr.Service, "message": lr.Message})
+			return nil, nil
+		}
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, &LimitError{Limit: "requestTimeout", Max: int64(f.Limits.RequestTimeout / time.Millisecond), What: "the request's time in milliseconds"}
+		}
+		return nil, err
+	}
+	if int64(len(resp.Body)) > f.Limits.ResponseBytes {
+		return nil, &LimitError{Limit: "responseBytes", Max: f.Limits.ResponseBytes, What: "the response body"}
+	}
+	body, err := parseBody(resp, f.Limits.Depth)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"status": resp.Status, "headers": headerMap(resp.Header), "body": body, "url": resp.URL}, nil
+}
+
+// ResponseValue turns a response into the value a request step outputs.
+func ResponseValue(resp *Response, lim *Limits) (any, error) {
+	body, err := parseBody(resp, lim.Depth)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"status": resp.Status, "headers": headerMap(resp.Header), "body": body, "url": resp.URL}, nil
+}
+
+func headerMap(h http.Header) map[string]any {
+	out := make(map[string]any, len(h))
+	for k, v := range h {
+		out[strings.ToLower(k)] = strings.Join(v, ", ")
+	}
+	return out
+}
+
+// parseBody is JSON when the media type says so or the body is a JSON object
+// or array; text otherwise. A body that is not text is refused.
+func parseBody(resp *Response, depth int) (any, error) {
+	b := resp.Body
+	mt := strings.ToLower(resp.MediaType)
+	if mt == "" {
+		if ct := resp.Header.Get("Content-Type"); ct != "" {
+			mt, _, _ = mime.ParseMediaType(ct)
+		}
+	}
+	isJSON := mt == "application/json" || strings.HasSuffix(mt, "+json")
+	if resp.Binary || !utf8.Valid(b) || strings.IndexByte(string(b), 0) >= 0 {
+		what := mt
+		if what == "" {
+			what = "binary data"
+		}
+		return nil, fmt.Errorf("the response is not text (%s)", what)
+	}
+	if isJSON || looksJSON(b) {
+		v, err := DecodeJSON(b, depth)
+		if err == nil {
+			return v, nil
+		}
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		if isJSON && len(strings.TrimSpace(string(b))) > 0 {
+			return nil, fmt.Errorf("the response says JSON but does not parse: %v", err)
+		}
+	}
+	return string(b), nil
+}
+
+func looksJSON(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', '[':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+var _ = sort.Strings

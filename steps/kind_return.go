@@ -1,0 +1,36 @@
+package steps
+
+import (
+	"context"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var returnSpec = Spec{
+	Kind:    "return",
+	Summary: "End the tool with the first result of a jq program as its result.",
+	Short:   "a jq program",
+	Example: `- return: '{building: $input.building, count: 3}'`,
+	Caps:    Caps{Ends: true},
+}
+
+func init() { builtin.mustRegister(returnSpec, decodeReturn) }
+
+type returnStep struct{ q *JQ }
+
+func decodeReturn(c *Compiler, n *yaml.Node) Step {
+	q := c.CompileJQ(n, "return")
+	if q == nil {
+		return nil
+	}
+	return &returnStep{q}
+}
+
+func (s *returnStep) Run(ctx context.Context, f *Frame) (any, error) {
+	v, err := s.q.First(ctx, f, f.Dot)
+	if err != nil {
+		return nil, err
+	}
+	f.End(v)
+	return v, nil
+}

@@ -1,0 +1,261 @@
+package steps
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var xmlSpec = Spec{
+	Kind: "xml",
+	Summary: "Extract records from XML, RSS or Atom with element paths: one object per element `select` matches, each field the trimmed text " +
+		"(or attribute) of the first match below it; without fields, the list of trimmed texts.",
+	Fields: []Field{
+		{Name: "from", Type: "jq", Default: ".body", Doc: "the XML text"},
+		{Name: "select", Type: "path", Required: true, Doc: "element names separated by /, matched at any depth (`item`, `channel/item`); a leading / anchors at the root; * matches any name; prefixes (dc:creator) match the local name"},
+		{Name: "fields", Type: "map of path | {select, attr, all}", Doc: "NAME: PATH below the element, or {select: PATH (default: the element itself), attr: NAME, all: true}"},
+	},
+	Example: `- jq: '{body: "<rss><channel><item><title>A</title><link>https://a</link></item></channel></rss>"}'
+- xml:
+    select: item
+    fields: { title: title, link: link }`,
+}
+
+func init() { builtin.mustRegister(xmlSpec, decodeXML) }
+
+type xmlPath struct {
+	abs   bool
+	names []string
+}
+
+type xmlStep struct {
+	from   *JQ
+	sel    xmlPath
+	fields []fieldSpec[xmlPath]
+}
+
+var xmlPathRE = regexp.MustCompile(`^/?(\*|[A-Za-z_][\w.:-]*)(/(\*|[A-Za-z_][\w.:-]*))*$`)
+
+func compileXMLPath(c *Compiler, n *yaml.Node, what string) (xmlPath, bool) {
+	s, ok := c.Doc.String(n, what, c.L)
+	if !ok {
+		return xmlPath{}, false
+	}
+	if !xmlPathRE.MatchString(s) || len(s) > 500 {
+		c.Errorf(n, "%s: %q is not an element path such as channel/item", what, s)
+		return xmlPath{}, false
+	}
+	p := xmlPath{abs: strings.HasPrefix(s, "/")}
+	for _, name := range strings.Split(strings.TrimPrefix(s, "/"), "/") {
+		if i := strings.LastIndexByte(name, ':'); i >= 0 {
+			name = name[i+1:]
+		}
+		p.names = append(p.names, name)
+	}
+	return p, true
+}
+
+func decodeXML(c *Compiler, n *yaml.Node) Step {
+	m, ok := c.Fields(n, &xmlSpec)
+	if !ok {
+		return nil
+	}
+	s := &xmlStep{}
+	good := true
+	if f, ok := m.Get("from"); ok {
+		s.from = c.CompileJQ(f.Value, "from")
+		good = s.from != nil
+	}
+	f, _ := m.Get("select")
+	var g bool
+	s.sel, g = compileXMLPath(c, f.Value, "select")
+	good = good && g
+	if f, ok := m.Get("fields"); ok {
+		s.fields, ok = decodeFields(c, f.Value, func(n *yaml.Node, what string) (xmlPath, bool) {
+			p, ok := compileXMLPath(c, n, what)
+			p.abs = false
+			return p, ok
+		})
+		good = good && ok
+	}
+	if !good {
+		return nil
+	}
+	return s
+}
+
+type xnode struct {
+	name     string
+	attrs    map[string]string
+	parent   *xnode
+	children []*xnode
+	parts    []any // string or *xnode, in document order
+	depth    int
+}
+
+// textOf concatenates the text below n, at most max bytes.
+func (n *xnode) textOf(max int) string {
+	var b strings.Builder
+	var walk func(*xnode) bool
+	walk = func(n *xnode) bool {
+		for _, p := range n.parts {
+			switch p := p.(type) {
+			case string:
+				if b.Len()+len(p) > max {
+					b.WriteString(p[:max-b.Len()])
+					return false
+				}
+				b.WriteString(p)
+			case *xnode:
+				if !walk(p) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	walk(n)
+	return strings.ToValidUTF8(b.String(), "")
+}
+
+func parseXML(text string, lim *Limits) (*xnode, error) {
+	d := xml.NewDecoder(strings.NewReader(text))
+	d.Strict = false
+	d.AutoClose = xml.HTMLAutoClose
+	d.Entity = xml.HTMLEntity
+	root := &xnode{}
+	cur := root
+	count := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("xml: %v", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			count++
+			if count > lim.HTMLNodes {
+				return nil, &LimitError{Limit: "htmlNodes", Max: int64(lim.HTMLNodes), What: "the document's elements"}
+			}
+			n := &xnode{name: t.Name.Local, parent: cur, depth: cur.depth + 1}
+			if n.depth > lim.HTMLDepth {
+				return nil, &LimitError{Limit: "htmlDepth", Max: int64(lim.HTMLDepth), What: "the document's nesting"}
+			}
+			if len(t.Attr) > 0 {
+				n.attrs = make(map[string]string, len(t.Attr))
+				for _, a := range t.Attr {
+					n.attrs[a.Name.Local] = a.Value
+				}
+			}
+			cur.children = append(cur.children, n)
+			cur.parts = append(cur.parts, n)
+			cur = n
+		case xml.EndElement:
+			if cur.parent != nil {
+				cur = cur.parent
+			}
+		case xml.CharData:
+			cur.parts = append(cur.parts, string(t))
+		}
+	}
+	return root, nil
+}
+
+// matches reports whether n's ancestry ends with p's names.
+func (p xmlPath) matches(n *xnode, base *xnode) bool {
+	for i := len(p.names) - 1; i >= 0; i-- {
+		if n == nil || n == base || n.parent == nil && n.name == "" {
+			return false
+		}
+		if p.names[i] != "*" && p.names[i] != n.name {
+			return false
+		}
+		n = n.parent
+	}
+	if p.abs {
+		return n != nil && n.parent == nil && n.name == ""
+	}
+	return true
+}
+
+// find lists the elements below base that p matches, in document order.
+func (p xmlPath) find(base *xnode, max int) []*xnode {
+	var out []*xnode
+	var walk func(*xnode)
+	walk = func(n *xnode) {
+		for _, c := range n.children {
+			if len(out) > max {
+				return
+			}
+			if p.matches(c, base) {
+				out = append(out, c)
+			}
+			walk(c)
+		}
+	}
+	walk(base)
+	return out
+}
+
+func (s *xmlStep) Run(ctx context.Context, f *Frame) (any, error) {
+	text, err := textFrom(ctx, f, s.from, "body")
+	if err != nil {
+		return nil, err
+	}
+	root, err := parseXML(text, f.Limits)
+	if err != nil {
+		return nil, err
+	}
+	els := s.sel.find(root, f.Limits.Items)
+	if len(els) > f.Limits.Items {
+		return nil, &LimitError{Limit: "items", Max: int64(f.Limits.Items), What: "the matched elements"}
+	}
+	out := make([]any, 0, len(els))
+	for _, el := range els {
+		if len(s.fields) == 0 {
+			out = append(out, strings.TrimSpace(el.textOf(f.Limits.FieldBytes)))
+			continue
+		}
+		rec := make(map[string]any, len(s.fields))
+		for _, fd := range s.fields {
+			targets := []*xnode{el}
+			if fd.has {
+				targets = fd.sel.find(el, f.Limits.Items)
+			}
+			if fd.all {
+				list := make([]any, 0, len(targets))
+				for _, t := range targets {
+					list = append(list, xvalue(t, fd.attr, f.Limits.FieldBytes))
+				}
+				rec[fd.name] = list
+				continue
+			}
+			if len(targets) == 0 {
+				rec[fd.name] = nil
+				continue
+			}
+			rec[fd.name] = xvalue(targets[0], fd.attr, f.Limits.FieldBytes)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+func xvalue(n *xnode, attr string, max int) any {
+	if attr != "" {
+		v, ok := n.attrs[attr]
+		if !ok {
+			return nil
+		}
+		return strings.TrimSpace(v)
+	}
+	return strings.TrimSpace(n.textOf(max))
+}

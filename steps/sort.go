@@ -1,0 +1,5 @@
+package steps
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }

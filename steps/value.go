@@ -1,0 +1,301 @@
+package steps
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/itchyny/gojq"
+)
+
+// LimitError is a breached limit: which one, its value, and what breached it.
+type LimitError struct {
+	Limit string // the limit's name in Limits docs: "steps", "iterations", ...
+	Max   int64
+	What  string
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s is over the %s limit of %d", e.What, e.Limit, e.Max)
+}
+
+// checkDepth reports values nested deeper than max (recursing at most max
+// levels).
+func checkDepth(v any, max int) error {
+	if !depthOK(v, max) {
+		return &LimitError{Limit: "depth", Max: int64(max), What: "a value's nesting"}
+	}
+	return nil
+}
+
+func depthOK(v any, left int) bool {
+	switch v := v.(type) {
+	case []any:
+		if left <= 0 {
+			return false
+		}
+		for _, x := range v {
+			switch x.(type) {
+			case []any, map[string]any:
+				if !depthOK(x, left-1) {
+					return false
+				}
+			}
+		}
+	case map[string]any:
+		if left <= 0 {
+			return false
+		}
+		for _, x := range v {
+			switch x.(type) {
+			case []any, map[string]any:
+				if !depthOK(x, left-1) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// DecodeJSON parses one JSON value into the values jq works on (int when an
+// integer fits, *big.Int when it does not, float64 otherwise), refusing
+// nesting deeper than maxDepth.
+func DecodeJSON(b []byte, maxDepth int) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	v, err := decodeValue(dec, maxDepth)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
+	return v, nil
+}
+
+func decodeValue(dec *json.Decoder, left int) (any, error) {
+	return decodeValueMax(dec, left, left)
+}
+
+func decodeValueMax(dec *json.Decoder, left, max int) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if left <= 0 {
+			return nil, &LimitError{Limit: "depth", Max: int64(max), What: "the JSON's nesting"}
+		}
+		switch t {
+		case '[':
+			out := []any{}
+			for dec.More() {
+				v, err := decodeValueMax(dec, left-1, max)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, v)
+			}
+			_, err := dec.Token()
+			return out, err
+		case '{':
+			out := map[string]any{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decodeValueMax(dec, left-1, max)
+				if err != nil {
+					return nil, err
+				}
+				out[k.(string)] = v
+			}
+			_, err := dec.Token()
+			return out, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	case json.Number:
+		return number(string(t)), nil
+	default:
+		return t, nil // nil, bool, string
+	}
+}
+
+func number(s string) any {
+	if !strings.ContainsAny(s, ".eE") {
+		if i, err := strconv.ParseInt(s, 10, 0); err == nil {
+			return int(i)
+		}
+		if b, ok := new(big.Int).SetString(s, 10); ok {
+			return b
+		}
+	}
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
+}
+
+// FromYAML converts a value decoded from YAML (int64) to jq's (int).
+func FromYAML(v any) any {
+	switch v := v.(type) {
+	case int64:
+		return int(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = FromYAML(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = FromYAML(x)
+		}
+		return out
+	}
+	return v
+}
+
+// FromGo converts any JSON-shaped Go value (float64 numbers, int64, json.Number)
+// to jq's values.
+func FromGo(v any) any {
+	switch v := v.(type) {
+	case int64:
+		return int(v)
+	case json.Number:
+		return number(string(v))
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int(v)
+		}
+		return v
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = FromGo(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = FromGo(x)
+		}
+		return out
+	}
+	return v
+}
+
+// Encode renders a jq value as compact JSON with sorted keys, after checking
+// its nesting (encoders recurse) and removing terminal control characters
+// from its strings.
+func Encode(v any, maxDepth int) ([]byte, error) {
+	if err := checkDepth(v, maxDepth); err != nil {
+		return nil, err
+	}
+	return gojq.Marshal(Clean(v))
+}
+
+// Clean returns v with every string rid of terminal control characters
+// (see CleanString); it copies only what changes.
+func Clean(v any) any {
+	c, _ := clean(v)
+	return c
+}
+
+func clean(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		c := CleanString(x)
+		return c, c != x
+	case []any:
+		var out []any
+		for i, e := range x {
+			c, changed := clean(e)
+			if changed && out == nil {
+				out = make([]any, len(x))
+				copy(out, x)
+			}
+			if out != nil {
+				out[i] = c
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			c, changed := clean(e)
+			ck := CleanString(k)
+			if (changed || ck != k) && out == nil {
+				out = make(map[string]any, len(x))
+				for k2, e2 := range x {
+					out[k2] = e2
+				}
+			}
+			if out != nil {
+				if ck != k {
+					delete(out, k)
+				}
+				out[ck] = c
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
+// CleanString removes terminal control characters: C0 controls other than
+// tab and newline, DEL, C1 controls, and the bidirectional overrides that
+// reorder what a terminal shows. Invalid UTF-8 becomes U+FFFD.
+func CleanString(s string) string {
+	clean := true
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
+				clean = false
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || badRune(r) {
+			clean = false
+			break
+		}
+		i += n
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || badRune(r):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func badRune(r rune) bool {
+	return (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// CheckDepth reports a value nested deeper than max.
+func CheckDepth(v any, max int) error { return checkDepth(v, max) }
