@@ -1,6 +1,7 @@
 package simcampus
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -220,11 +221,19 @@ func (c *Campus) Services() map[string]ServiceEntry {
 
 // ServicesYAML returns Services as a services file (YAML).
 func (c *Campus) ServicesYAML() []byte {
-	b, err := yaml.Marshal(c.Services())
-	if err != nil {
-		panic("simcampus: marshal services: " + err.Error()) // plain data: cannot fail
+	return marshalYAML(c.Services())
+}
+
+// marshalYAML encodes plain data with a two-space indent.
+func marshalYAML(v any) []byte {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		panic("simcampus: marshal yaml: " + err.Error()) // plain data: cannot fail
 	}
-	return b
+	enc.Close()
+	return buf.Bytes()
 }
 
 // Secrets returns the demo session values per service: fake, made with
@@ -252,11 +261,7 @@ func (c *Campus) Secrets() map[string]SecretEntry {
 
 // SecretsYAML returns Secrets as a secrets file (YAML). Write it with mode 0600.
 func (c *Campus) SecretsYAML() []byte {
-	b, err := yaml.Marshal(c.Secrets())
-	if err != nil {
-		panic("simcampus: marshal secrets: " + err.Error())
-	}
-	return b
+	return marshalYAML(c.Secrets())
 }
 
 // Hits returns how many requests the service's listener has received.
