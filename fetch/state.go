@@ -1,0 +1,166 @@
+package fetch
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// StateVersion is the state file's format version.
+const StateVersion = 1
+
+// State is the content of state.json: the installed plugins by id. Fields
+// this version does not know are kept as they were (a newer engine's state
+// survives an older one's write).
+type State struct {
+	Version int               `json:"version"`
+	Plugins map[string]*Entry `json:"plugins"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// Entry is one installed plugin.
+type Entry struct {
+	ID      string `json:"id"`
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+
+	Link string `json:"link"` // canonical link (a local path is absolute)
+	Kind Kind   `json:"kind"`
+	// Git links: the ref the link resolved to, the pinned commit and the
+	// folder inside the repository.
+	Ref    string `json:"ref,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	Path   string `json:"path,omitempty"`
+	// URL documents: the validators for conditional re-checks.
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+
+	Hash  string `json:"hash"`  // content hash of the installed files (store/<hash>)
+	Trust string `json:"trust"` // official | community
+
+	Installed   time.Time `json:"installed"`
+	LastChecked time.Time `json:"lastChecked,omitzero"`
+	Enabled     bool      `json:"enabled"`
+	// Modes maps an effect (read, write, money, public) or a tool to
+	// auto | ask | off; filled by the permission rules.
+	Modes map[string]string `json:"modes,omitempty"`
+
+	Pending   *Pending `json:"pending,omitempty"`
+	LastError string   `json:"lastError,omitempty"`
+	// Quarantined says why the stored files are not used (they no longer
+	// match Hash); the plugin is unusable until installed again.
+	Quarantined string `json:"quarantined,omitempty"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// Pending is an update held until the user accepts it.
+type Pending struct {
+	Hash         string    `json:"hash"`
+	Version      string    `json:"version,omitempty"`
+	Ref          string    `json:"ref,omitempty"`
+	Commit       string    `json:"commit,omitempty"`
+	ETag         string    `json:"etag,omitempty"`
+	LastModified string    `json:"lastModified,omitempty"`
+	Found        time.Time `json:"found,omitzero"`
+	Wider        bool      `json:"wider"`
+	Downgrade    bool      `json:"downgrade,omitempty"`
+	// Changes is the diff summary, one line per change.
+	Changes []string `json:"changes,omitempty"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type (
+	stateAlias   State
+	entryAlias   Entry
+	pendingAlias Pending
+)
+
+// MarshalJSON writes the known fields and the kept unknown ones.
+func (s State) MarshalJSON() ([]byte, error) { return marshalExtra(stateAlias(s), s.Extra) }
+
+// UnmarshalJSON reads the known fields and keeps the others.
+func (s *State) UnmarshalJSON(b []byte) error {
+	var a stateAlias
+	extra, err := unmarshalExtra(b, &a)
+	*s = State(a)
+	s.Extra = extra
+	return err
+}
+
+// MarshalJSON writes the known fields and the kept unknown ones.
+func (e Entry) MarshalJSON() ([]byte, error) { return marshalExtra(entryAlias(e), e.Extra) }
+
+// UnmarshalJSON reads the known fields and keeps the others.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var a entryAlias
+	extra, err := unmarshalExtra(b, &a)
+	*e = Entry(a)
+	e.Extra = extra
+	return err
+}
+
+// MarshalJSON writes the known fields and the kept unknown ones.
+func (p Pending) MarshalJSON() ([]byte, error) { return marshalExtra(pendingAlias(p), p.Extra) }
+
+// UnmarshalJSON reads the known fields and keeps the others.
+func (p *Pending) UnmarshalJSON(b []byte) error {
+	var a pendingAlias
+	extra, err := unmarshalExtra(b, &a)
+	*p = Pending(a)
+	p.Extra = extra
+	return err
+}
+
+func marshalExtra(v any, extra map[string]json.RawMessage) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(extra) == 0 {
+		return b, err
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, raw := range extra {
+		if _, known := m[k]; !known {
+			m[k] = raw
+		}
+	}
+	return json.Marshal(m)
+}
+
+func unmarshalExtra(b []byte, v any) (map[string]json.RawMessage, error) {
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range jsonKeys(reflect.TypeOf(v).Elem()) {
+		delete(m, k)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+func jsonKeys(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
