@@ -24,8 +24,9 @@ type Program struct {
 type tool struct {
 	t      *manifest.Tool
 	block  steps.Block
-	slots  int
-	limits Limits
+	slots    int
+	limits   Limits
+	services []string
 }
 
 // Compile decodes and compiles every tool's steps: jq programs, selectors
@@ -57,7 +58,16 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		if tl.HasErrors() {
 			continue
 		}
-		prog.tools[t.Name] = &tool{t: t, block: block, slots: c.Scope.Slots(), limits: lim}
+		tl2 := &tool{t: t, block: block, slots: c.Scope.Slots(), limits: lim}
+		seen := map[string]bool{}
+		for _, u := range c.Uses {
+			if u.Service != "" && !seen[u.Service] {
+				seen[u.Service] = true
+				tl2.services = append(tl2.services, u.Service)
+			}
+		}
+		sort.Strings(tl2.services)
+		prog.tools[t.Name] = tl2
 	}
 	l.Sort()
 	return prog, l
@@ -251,4 +261,13 @@ func prefixRunes(b []byte, n int) string {
 		i += size
 	}
 	return string(b[:i])
+}
+
+// Services lists the campus services a tool's requests name.
+func (p *Program) Services(name string) []string {
+	t, ok := p.tools[name]
+	if !ok {
+		return nil
+	}
+	return t.services
 }

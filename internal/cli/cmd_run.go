@@ -1,0 +1,311 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pkuinfo/harness/interpreter"
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/proxy"
+	"github.com/pkuinfo/harness/steps"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(50, newRunCmd) }
+
+// resolveInstalled finds an installed document by ID, with its trust
+// (official or community). The store sets it; nil means no store.
+var resolveInstalled func(app *App, id string) (*manifest.Plugin, string, error)
+
+// MaxInputBytes bounds --input.
+const MaxInputBytes = 1 << 20
+
+type runFlags struct {
+	input    string
+	actor    string
+	tainted  bool
+	approve  bool
+	trust    string
+	services string
+	secrets  string
+	resolve  []string
+	trace    bool
+}
+
+func newRunCmd(app *App) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run PATH|ID TOOL",
+		Short: "Run one tool of a document and print its result JSON",
+		Long: `run loads a document (a local folder or PLUGIN.md, or an installed ID), checks
+the permission rules, validates --input against the tool's schema, runs the
+steps through the credential-signing proxy and prints the result JSON.
+
+Exit 0: a result was printed (a status object such as login_required is a
+result); 1: the tool failed (message on stderr); 2: usage error (unknown tool,
+bad flags, input failing the schema); 3: refused by the permission rules.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return Exitf(ExitUsage, "run needs PATH|ID and TOOL")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTool(cmd.Context(), app, args[0], args[1], &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.input, "input", "{}", "the tool's input, a JSON object")
+	fl.StringVar(&f.actor, "actor", "user", "who calls: user, agent or scheduler")
+	fl.BoolVar(&f.tainted, "tainted", false, "the turn read untrusted content")
+	fl.BoolVar(&f.approve, "approve", false, "answer yes where the rules would ask")
+	fl.StringVar(&f.trust, "trust", "community", "trust of a local document: official or community")
+	fl.StringVar(&f.services, "services", "", "campus service catalogue entries (YAML), over the built-in ones")
+	fl.StringVar(&f.secrets, "secrets", "", "session credentials per campus service (YAML)")
+	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
+	fl.BoolVar(&f.trace, "trace", false, "print the step trace on stderr")
+	return cmd
+}
+
+func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	switch f.actor {
+	case "user", "agent", "scheduler":
+	default:
+		return Exitf(ExitUsage, "--actor must be user, agent or scheduler, not %q", f.actor)
+	}
+	if f.trust != "official" && f.trust != "community" {
+		return Exitf(ExitUsage, "--trust must be official or community, not %q", f.trust)
+	}
+	resolve, err := parseResolve(f.resolve)
+	if err != nil {
+		return Exit(ExitUsage, err)
+	}
+	// The document: a local path, else an installed ID.
+	var p *manifest.Plugin
+	trust := f.trust
+	if _, statErr := os.Stat(arg); statErr == nil {
+		doc, l, err := loadLocal(arg)
+		if err != nil {
+			return Exit(ExitFailed, err)
+		}
+		if l.HasErrors() {
+			printDiagnostics(app.Stderr, l)
+			return Exitf(ExitFailed, "%s is not a valid document (harness lint %s)", arg, arg)
+		}
+		p = doc
+	} else if resolveInstalled != nil {
+		doc, tr, err := resolveInstalled(app, arg)
+		if err != nil {
+			return Exit(ExitFailed, err)
+		}
+		p, trust = doc, tr
+	} else {
+		return Exitf(ExitFailed, "no document at %s and no installed plugin ID %q", arg, arg)
+	}
+	t := p.Tool(toolName)
+	if t == nil {
+		names := make([]string, 0, len(p.Tools))
+		for _, x := range p.Tools {
+			names = append(names, x.Name)
+		}
+		return Exitf(ExitUsage, "document %s has no tool %q (tools: %s)", p.ID, toolName, strings.Join(names, ", "))
+	}
+	input, err := parseInput(f.input)
+	if err != nil {
+		return Exit(ExitUsage, err)
+	}
+	if err := decide(p, t, trust, f.actor, f.tainted, f.approve); err != nil {
+		return Exit(ExitRefused, err)
+	}
+
+	cat := proxy.Builtin()
+	if f.services != "" {
+		over, err := proxy.LoadServices(f.services)
+		if err != nil {
+			return Exit(ExitUsage, err)
+		}
+		cat = cat.Merge(over)
+	}
+	prog, l := interpreter.Compile(p, interpreter.WithAuthHeaders(authHeaders(cat)))
+	if l.HasErrors() {
+		printDiagnostics(app.Stderr, l)
+		return Exitf(ExitFailed, "tool %q does not compile", toolName)
+	}
+	for _, svc := range prog.Services(toolName) {
+		if _, ok := cat[svc]; !ok {
+			return Exitf(ExitFailed, "tool %q calls campus service %q, which neither the built-in catalogue nor --services knows", toolName, svc)
+		}
+	}
+	var keys proxy.Keystore
+	if f.secrets != "" {
+		sec, err := proxy.LoadSecrets(f.secrets)
+		if err != nil {
+			return Exit(ExitUsage, err)
+		}
+		keys = proxy.MemKeystore(sec)
+	} else if dir, err := app.Home(); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "keystore.json")); err == nil {
+			ks, err := proxy.OpenKeystore(filepath.Join(dir, "keystore.json"))
+			if err != nil {
+				return Exit(ExitFailed, err)
+			}
+			keys = ks
+		}
+	}
+	px := proxy.New(proxy.Config{Catalogue: cat, Keystore: keys, Resolve: resolve})
+	call := px.NewCall(p.ID, p.Access)
+	opts := []interpreter.RunOption{
+		interpreter.WithTransport(interpreter.ProxyTransport{Call: call}),
+		interpreter.WithRedact(call.Redact),
+	}
+	if f.trace {
+		opts = append(opts, interpreter.WithTrace(interpreter.TraceWriter(app.Stderr, call.Redact)))
+	}
+	if p.HasAbility("kv") || prefsNeeded(p) {
+		dir, err := app.Home()
+		if err != nil {
+			return Exit(ExitFailed, err)
+		}
+		if p.HasAbility("kv") {
+			lim, _ := prog.Limits(toolName)
+			kv, err := steps.OpenKV(dir, p.ID, lim)
+			if err != nil {
+				return Exit(ExitFailed, err)
+			}
+			opts = append(opts, interpreter.WithKV(kv))
+		}
+		if prefs, err := readPrefs(dir, p.ID); err != nil {
+			return Exit(ExitFailed, err)
+		} else if prefs != nil {
+			opts = append(opts, interpreter.WithPrefs(prefs))
+		}
+	}
+	res, err := prog.Run(ctx, toolName, input, opts...)
+	if err != nil {
+		var ie *interpreter.InputError
+		if errors.As(err, &ie) {
+			return Exit(ExitUsage, err)
+		}
+		return Exit(ExitFailed, errors.New(call.Redact(err.Error())))
+	}
+	out := call.Redact(string(res.JSON))
+	fmt.Fprintln(app.Stdout, out)
+	return nil
+}
+
+// decide applies the permission rules that need no stored state: the
+// scheduler calls only read tools; userOnly tools run only for the user; a
+// mode the document sets to off refuses the agent and the scheduler; and
+// the agent's call of a non-read tool asks (refused without --approve) when
+// the document is community, the turn is tainted, the tool says alwaysAsk or
+// the document's default mode for the effect is ask.
+func decide(p *manifest.Plugin, t *manifest.Tool, trust, actor string, tainted, approve bool) error {
+	if actor == "user" {
+		return nil
+	}
+	if t.UserOnly {
+		return fmt.Errorf("refused: tool %q is userOnly and the %s may not call it", t.Name, actor)
+	}
+	mode := p.DefaultModes[t.Effect]
+	if mode == manifest.Off {
+		return fmt.Errorf("refused: the %s effect of tool %q is off", t.Effect, t.Name)
+	}
+	if actor == "scheduler" {
+		if t.Effect != manifest.Read {
+			return fmt.Errorf("refused: the scheduler calls only read tools, and %q is %s", t.Name, t.Effect)
+		}
+		return nil
+	}
+	ask := t.AlwaysAsk || (t.Effect != manifest.Read && (trust == "community" || tainted || mode == manifest.Ask))
+	if ask && !approve {
+		why := "a community document's " + string(t.Effect) + " tool"
+		switch {
+		case t.AlwaysAsk:
+			why = "the tool always asks"
+		case tainted:
+			why = "the turn is tainted and the tool's effect is " + string(t.Effect)
+		case trust != "community":
+			why = "the document's mode for " + string(t.Effect) + " is ask"
+		}
+		return fmt.Errorf("refused: calling %q needs the user's approval (%s); pass --approve", t.Name, why)
+	}
+	return nil
+}
+
+func parseInput(s string) (any, error) {
+	if len(s) > MaxInputBytes {
+		return nil, fmt.Errorf("--input is longer than %d bytes", MaxInputBytes)
+	}
+	v, err := steps.DecodeJSON([]byte(s), 64)
+	if err != nil {
+		return nil, fmt.Errorf("--input is not JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, fmt.Errorf("--input must be a JSON object")
+	}
+	return v, nil
+}
+
+// parseResolve reads HOST:PORT:ADDR entries (HOST and ADDR may be [IPv6]).
+func parseResolve(list []string) (map[string]string, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, e := range list {
+		host, rest, ok := cutHost(e)
+		if !ok {
+			return nil, fmt.Errorf("--resolve %q: want HOST:PORT:ADDR", e)
+		}
+		port, addr, ok := strings.Cut(rest, ":")
+		if !ok || port == "" || addr == "" {
+			return nil, fmt.Errorf("--resolve %q: want HOST:PORT:ADDR", e)
+		}
+		a := strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
+		if net.ParseIP(a) == nil {
+			if h, _, err := net.SplitHostPort(addr); err != nil || net.ParseIP(strings.Trim(h, "[]")) == nil {
+				return nil, fmt.Errorf("--resolve %q: ADDR must be an IP address (or IP:PORT)", e)
+			}
+		}
+		out[net.JoinHostPort(strings.Trim(host, "[]"), port)] = addr
+	}
+	return out, nil
+}
+
+func cutHost(s string) (string, string, bool) {
+	if strings.HasPrefix(s, "[") {
+		i := strings.Index(s, "]:")
+		if i < 0 {
+			return "", "", false
+		}
+		return s[:i+1], s[i+2:], true
+	}
+	return strings.Cut(s, ":")
+}
+
+func prefsNeeded(p *manifest.Plugin) bool { return len(p.Preferences) > 0 }
+
+// readPrefs reads the stored preference values (HOME/prefs/<id>.json), if any.
+func readPrefs(home, id string) (map[string]any, error) {
+	b, err := os.ReadFile(filepath.Join(home, "prefs", id+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("prefs/%s.json: %v", id, err)
+	}
+	return m, nil
+}

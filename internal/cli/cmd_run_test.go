@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// skeletonPortal answers the skeleton's request only with the session.
+func skeletonPortal(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("JSESSIONID"); err != nil || c.Value != "s3cr3t-session" {
+			http.Redirect(w, r, "/iaaa/login?from=portal", http.StatusFound)
+			return
+		}
+		if r.URL.EscapedPath() != "/api/classrooms/%E4%BA%8C%E6%95%99/free" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":"busy","echo":"s3cr3t-session"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"rooms": []any{map[string]any{"name": "二教101", "capacity": 120}}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func campusFiles(t *testing.T, origin string, secret bool) (services, secrets string) {
+	dir := t.TempDir()
+	services = filepath.Join(dir, "services.yaml")
+	require.NoError(t, os.WriteFile(services, []byte("portal:\n  origin: "+origin+"\n  auth:\n    cookies: [JSESSIONID]\n  login:\n    redirect: /iaaa/login\n"), 0o600))
+	secrets = filepath.Join(dir, "secrets.yaml")
+	val := "s3cr3t-session"
+	if !secret {
+		val = "expired"
+	}
+	require.NoError(t, os.WriteFile(secrets, []byte("portal:\n  cookies: { JSESSIONID: \""+val+"\" }\n"), 0o600))
+	return services, secrets
+}
+
+func skeletonPath() string { return filepath.Join("..", "..", "testdata", "skeleton") }
+
+func TestRunSkeleton(t *testing.T) {
+	srv := skeletonPortal(t)
+	services, secrets := campusFiles(t, srv.URL, true)
+	home := t.TempDir()
+	code, out, errs := runCLI(t, map[string]string{"HARNESS_HOME": home}, "run", skeletonPath(), "free",
+		"--input", `{"building":"二教"}`, "--services", services, "--secrets", secrets, "--trace")
+	require.Equal(t, 0, code, errs)
+	assert.JSONEq(t, `{"building":"二教","rooms":[{"room":"二教101","seats":120}]}`, out)
+	assert.Contains(t, errs, "trace: tools/free.yaml:12:5: step 1 (request)")
+	assert.Contains(t, errs, "step 3 (jq)")
+	assert.Contains(t, errs, "step 2 (fail)")
+	assert.NotContains(t, errs+out, "s3cr3t")
+}
+
+func TestRunSkeletonFails(t *testing.T) {
+	srv := skeletonPortal(t)
+	services, secrets := campusFiles(t, srv.URL, true)
+	code, out, errs := runCLI(t, nil, "run", skeletonPath(), "free",
+		"--input", `{"building":"三教"}`, "--services", services, "--secrets", secrets, "--trace")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "harness: tools/free.yaml:19:5: step 2 (fail): The portal answered 503\n")
+	assert.NotContains(t, errs, "s3cr3t", "the trace shows the body, redacted")
+}
+
+func TestRunLoginRequired(t *testing.T) {
+	srv := skeletonPortal(t)
+	services, secrets := campusFiles(t, srv.URL, false)
+	code, out, errs := runCLI(t, nil, "run", skeletonPath(), "free",
+		"--input", `{"building":"二教"}`, "--services", services, "--secrets", secrets)
+	require.Equal(t, 0, code, errs)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.Equal(t, "login_required", v["status"])
+	assert.Equal(t, "portal", v["service"])
+}
+
+func TestRunUsage(t *testing.T) {
+	for name, args := range map[string][]string{
+		"unknown tool":   {"run", skeletonPath(), "nope"},
+		"bad json":       {"run", skeletonPath(), "free", "--input", "{"},
+		"not an object":  {"run", skeletonPath(), "free", "--input", "[1]"},
+		"schema":         {"run", skeletonPath(), "free", "--input", `{"building": 3}`},
+		"missing field":  {"run", skeletonPath(), "free"},
+		"bad actor":      {"run", skeletonPath(), "free", "--actor", "robot"},
+		"bad flag":       {"run", skeletonPath(), "free", "--nope"},
+		"one argument":   {"run", skeletonPath()},
+		"bad resolve":    {"run", skeletonPath(), "free", "--resolve", "x"},
+		"resolve a name": {"run", skeletonPath(), "free", "--resolve", "a.cn:443:b.cn"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, args...)
+			assert.Equal(t, 2, code, errs)
+			assert.Empty(t, out)
+		})
+	}
+	code, _, errs := runCLI(t, nil, "run", skeletonPath(), "free", "--input", `{"building": 3}`)
+	require.Equal(t, 2, code)
+	assert.Contains(t, errs, "/building")
+}
+
+func TestRunNoDocument(t *testing.T) {
+	code, _, errs := runCLI(t, nil, "run", filepath.Join(t.TempDir(), "nothing"), "free")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "no document at")
+}
+
+const permDoc = `---
+id: perm
+name: Perm
+description: Permission rules.
+version: 1.0.0
+---
+Instructions.
+`
+
+func TestRunPermissions(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":       permDoc,
+		"tools/look.yaml": "description: Read.\neffect: read\nsteps:\n  - return: '{ok: true}'\n",
+		"tools/post.yaml": "description: Write.\neffect: write\nsteps:\n  - return: '{posted: true}'\n",
+		"tools/pay.yaml":  "description: Pay.\neffect: money\nuserOnly: true\nsteps:\n  - return: '{paid: true}'\n",
+	})
+	cases := []struct {
+		tool  string
+		flags []string
+		code  int
+		why   string
+	}{
+		{"look", []string{"--actor", "scheduler"}, 0, ""},
+		{"post", []string{"--actor", "scheduler"}, 3, "scheduler calls only read tools"},
+		{"post", []string{"--actor", "scheduler", "--approve"}, 3, "scheduler"},
+		{"pay", []string{"--actor", "agent", "--approve"}, 3, "userOnly"},
+		{"pay", []string{"--actor", "scheduler"}, 3, "userOnly"},
+		{"pay", nil, 0, ""},
+		{"post", []string{"--actor", "agent"}, 3, "--approve"},
+		{"post", []string{"--actor", "agent", "--approve"}, 0, ""},
+		{"post", []string{"--actor", "agent", "--trust", "official"}, 0, ""},
+		{"post", []string{"--actor", "agent", "--trust", "official", "--tainted"}, 3, "tainted"},
+		{"look", []string{"--actor", "agent", "--tainted"}, 0, ""},
+		{"post", nil, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.tool+" "+strings.Join(c.flags, " "), func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, append([]string{"run", dir, c.tool}, c.flags...)...)
+			assert.Equal(t, c.code, code, errs)
+			if c.code == 3 {
+				assert.Empty(t, out)
+				assert.Contains(t, errs, c.why)
+			} else {
+				assert.NotEmpty(t, out)
+			}
+		})
+	}
+}
+
+func TestRunInvalidDocument(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":      permDoc,
+		"tools/bad.yaml": "description: Bad.\neffect: read\nsteps:\n  - jq: '.a |'\n",
+	})
+	code, out, errs := runCLI(t, nil, "run", dir, "bad")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "tools/bad.yaml:4:14: jq syntax error: unexpected EOF")
+}
