@@ -22,8 +22,8 @@ type Program struct {
 }
 
 type tool struct {
-	t      *manifest.Tool
-	block  steps.Block
+	t        *manifest.Tool
+	block    steps.Block
 	slots    int
 	limits   Limits
 	services []string
