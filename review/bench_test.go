@@ -8,7 +8,6 @@ import (
 	"sort"
 	"testing"
 	"time"
-
 )
 
 // benchFleet is 50 installed, unchanged documents from 10 repositories of
@@ -105,4 +104,3 @@ func median(v []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
-
