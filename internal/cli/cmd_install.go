@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/review"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(40, newInstallCmd) }
+
+// openStore opens the store in the home folder with the command's clock.
+func openStore(app *App) (*fetch.Store, error) {
+	dir, err := app.Home()
+	if err != nil {
+		return nil, Exit(ExitFailed, err)
+	}
+	now, err := app.Now()
+	if err != nil {
+		return nil, err
+	}
+	s, err := fetch.OpenStore(dir)
+	if err != nil {
+		return nil, Exit(ExitFailed, err)
+	}
+	if app.Getenv("HARNESS_NOW") != "" {
+		s.Now = func() time.Time { return now }
+	}
+	return s, nil
+}
+
+// fetchDocument fetches any link (git, URL or local path), with a progress
+// line on stderr when stderr is a terminal.
+func fetchDocument(ctx context.Context, app *App, l *fetch.Link) (*fetch.Document, error) {
+	progress := app.StderrIsTerminal() && l.Kind != fetch.KindLocal
+	start := time.Now()
+	if progress {
+		fmt.Fprintf(app.Stderr, "fetching %s …\n", l)
+	}
+	d, err := fetch.Fetch(ctx, l, fetch.Options{GitBase: app.Getenv("HARNESS_GIT_BASE")})
+	if err != nil {
+		return nil, err
+	}
+	if progress {
+		fmt.Fprintf(app.Stderr, "fetched %d files, %d bytes, in %.1fs\n", len(d.Files), d.Files.Size(), time.Since(start).Seconds())
+	}
+	return d, nil
+}
+
+func newInstallCmd(app *App) *cobra.Command {
+	var yes, replace bool
+	cmd := &cobra.Command{
+		Use:   "install LINK",
+		Short: "Fetch a document by link, review it and store it after confirmation",
+		Long: `install fetches the document LINK names, checks it, prints its review sheet and
+stores it in the home folder only after confirmation: --yes, or y at the prompt
+when stdin is a terminal.
+
+LINK is https://github.com/OWNER/REPO/tree/REF/PATH (a folder),
+https://github.com/OWNER/REPO/blob/REF/PATH/PLUGIN.md, any https://…/PLUGIN.md
+URL (http:// only for a loopback address), or a local path. Documents from the
+official repository (github.com/pkuinfo/pku-harness-plugins) are official,
+all others community. An id installed from another link is replaced only with
+--replace.
+
+Exit 0 installed (or already installed); 1 failed, nothing stored.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInstall(cmd.Context(), app, args[0], yes, replace)
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "install without asking")
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace a plugin of the same id installed from another link")
+	return cmd
+}
+
+func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) error {
+	l, err := fetch.ParseLink(arg)
+	if err != nil {
+		return Exit(ExitFailed, err)
+	}
+	store, err := openStore(app)
+	if err != nil {
+		return err
+	}
+	d, err := fetchDocument(ctx, app, l)
+	if err != nil {
+		return Exit(ExitFailed, err)
+	}
+	p, dl := manifest.Parse(d.Files)
+	for _, check := range documentChecks {
+		dl.Merge(check(p))
+	}
+	dl.Sort()
+	if printDiagnostics(app.Stderr, dl) {
+		return Exitf(ExitFailed, "%s: the document is invalid; nothing installed", l)
+	}
+	hash, err := d.Files.Hash()
+	if err != nil {
+		return Exit(ExitFailed, err)
+	}
+	st, err := store.Load()
+	if err != nil {
+		return Exit(ExitFailed, err)
+	}
+	if old, ok := st.Plugins[p.ID]; ok {
+		if old.Link != l.String() && !replace {
+			return Exitf(ExitFailed, "%q is already installed from %s; to replace it with %s, run again with --replace", p.ID, old.Link, l)
+		}
+		if old.Link == l.String() && old.Hash == hash && old.Quarantined == "" {
+			fmt.Fprintf(app.Stdout, "%s %s is already installed (%s)\n", p.ID, p.Version, hash)
+			return nil
+		}
+	}
+	info := review.Info{Hash: hash, Trust: d.Trust, Link: l.String(), Commit: d.Commit}
+	if err := writeInstallSheet(app, p, info); err != nil {
+		return Exit(ExitFailed, err)
+	}
+	if !yes {
+		if !app.StdinIsTerminal() {
+			return Exitf(ExitFailed, "not installed: confirm with --yes (stdin is not a terminal)")
+		}
+		ok, err := confirm(app.Stdin, app.Stderr, fmt.Sprintf("Install %s %s (%s)? [y/N] ", p.ID, p.Version, d.Trust))
+		if err != nil {
+			return Exit(ExitFailed, err)
+		}
+		if !ok {
+			return Exitf(ExitFailed, "not installed")
+		}
+	}
+	now := store.Now().UTC()
+	e := fetch.Entry{
+		ID: p.ID, Name: p.Name, Version: p.Version,
+		Link: l.String(), Kind: l.Kind,
+		Ref: d.Ref, Commit: d.Commit, Path: d.Path,
+		ETag: d.ETag, LastModified: d.LastModified,
+		Hash: hash, Trust: d.Trust,
+		Installed: now, LastChecked: now, Enabled: true,
+	}
+	if err := store.Install(ctx, e, d.Files, replace); err != nil {
+		if errors.Is(err, fetch.ErrOtherLink) {
+			return Exitf(ExitFailed, "%v", err)
+		}
+		return Exit(ExitFailed, err)
+	}
+	fmt.Fprintf(app.Stdout, "installed %s %s (%s, %s)\n", p.ID, p.Version, d.Trust, hash)
+	return nil
+}
+
+// writeInstallSheet prints the review sheet of a document about to be
+// installed.
+func writeInstallSheet(app *App, p *manifest.Plugin, info review.Info) error {
+	return review.NewSheet(p, info).WriteText(app.Stdout, colourFor(app, app.Stdout))
+}
+
+// confirm asks a yes/no question; only y or yes (any case) is yes.
+func confirm(in io.Reader, out io.Writer, question string) (bool, error) {
+	fmt.Fprint(out, question)
+	line, err := bufio.NewReader(io.LimitReader(in, 1024)).ReadString('\n')
+	if err != nil && line == "" {
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		return false, err
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes", nil
+}
