@@ -196,3 +196,31 @@ func TestCloseStopsListening(t *testing.T) {
 		t.Error("closed campus still answers")
 	}
 }
+
+// Untrusted input meets limits: an oversized form reads as empty, a bad
+// number as the default, unknown paths as 404.
+func TestInputLimits(t *testing.T) {
+	c := start(t, WithClock(fixed(wed)))
+	big := url.Values{"keyword": {strings.Repeat("x", maxBody)}, "limit": {"2"}}
+	r := do(t, c, Portal, http.MethodPost, "/portal2017/notice/retrAllSchoolNotice.do", false, big)
+	v := decode[struct {
+		Results int   `json:"results"`
+		Rows    []any `json:"rows"`
+	}](t, r)
+	if r.status != 200 || v.Results != 7 || len(v.Rows) != 7 {
+		t.Errorf("oversized form: %d %+v", r.status, v)
+	}
+	odd := do(t, c, Portal, http.MethodPost, "/portal2017/notice/retrAllSchoolNotice.do", false,
+		url.Values{"limit": {"-1"}, "start": {"99999999999999999999"}})
+	if w := decode[struct{ Rows []any }](t, odd); len(w.Rows) != 0 {
+		t.Errorf("start past the end gave %d rows", len(w.Rows))
+	}
+	if r := do(t, c, Portal, http.MethodPost, "/portal2017/notice/retrAllSchoolNotice.do", false, url.Values{"limit": {"1000"}}); len(decode[struct{ Rows []any }](t, r).Rows) != 7 {
+		t.Error("limit 1000")
+	}
+	for _, svc := range []string{Portal, Dean, Canteen, iaaa} {
+		if r := get(t, c, svc, "/nope", false); r.status != 404 {
+			t.Errorf("%s /nope: %d", svc, r.status)
+		}
+	}
+}
