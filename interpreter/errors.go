@@ -20,6 +20,9 @@ type StepError struct {
 }
 
 func (e *StepError) Error() string {
+	if e.Label == "" {
+		return steps.CleanString(fmt.Sprintf("%s: the result: %v", e.Pos, e.Err))
+	}
 	return steps.CleanString(fmt.Sprintf("%s: step %s (%s): %v", e.Pos, e.Label, e.Kind, e.Err))
 }
 

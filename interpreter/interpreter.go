@@ -197,7 +197,7 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	}
 	b, err := steps.Encode(v, lim.Depth)
 	if err != nil {
-		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Label: "result", Kind: "return", Err: err}
+		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: err}
 	}
 	res.JSON, res.Truncated = Cut(b, lim.Output)
 	return res, nil

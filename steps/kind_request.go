@@ -132,7 +132,9 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 			c.Errorf(fp.Value, "path holds ?, # or a dot segment: put parameters in query")
 			good = false
 		}
-		use.Path = s.path.Prefix()
+		if strings.HasPrefix(s.path.Src, "/") {
+			use.Path = s.path.Prefix()
+		}
 	} else {
 		s.url = c.CompileTemplate(fu.Value, "url", Segment)
 		if s.url == nil {
