@@ -29,11 +29,19 @@ type gitServer struct {
 
 func newGitServer(t testing.TB) *gitServer {
 	t.Helper()
+	s := newGitServerAt(t, t.TempDir())
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// newGitServerAt serves the repositories under root; the caller closes
+// s.srv.
+func newGitServerAt(t testing.TB, root string) *gitServer {
+	t.Helper()
 	gitExe, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")
 	}
-	root := t.TempDir()
 	s := &gitServer{t: t, root: root}
 	s.env = append(os.Environ(),
 		"GIT_CONFIG_NOSYSTEM=1", "HOME="+root, "XDG_CONFIG_HOME="+root,
@@ -50,7 +58,6 @@ func newGitServer(t testing.TB) *gitServer {
 		s.requests.Add(1)
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(s.srv.Close)
 	return s
 }
 
