@@ -45,9 +45,13 @@ type Auth struct {
 }
 
 // Login describes how the service signals an expired session: a redirect
-// whose path starts with Redirect.
+// whose path starts with Redirect (the CONTRACT key), an HTTP status in
+// Status, or a top-level JSON field with one of the values in JSON (keys
+// the proxy's services file also reads).
 type Login struct {
-	Redirect string `yaml:"redirect,omitempty" json:"redirect,omitempty"`
+	Redirect string              `yaml:"redirect,omitempty" json:"redirect,omitempty"`
+	Status   []int               `yaml:"status,omitempty" json:"status,omitempty"`
+	JSON     map[string][]string `yaml:"json,omitempty" json:"json,omitempty"`
 }
 
 // SecretEntry is one entry of the secrets file: the session values.
@@ -214,6 +218,14 @@ func (c *Campus) Services() map[string]ServiceEntry {
 	for k, v := range c.entries {
 		v.Auth.Cookies = append([]string(nil), v.Auth.Cookies...)
 		v.Auth.Headers = append([]string(nil), v.Auth.Headers...)
+		v.Login.Status = append([]int(nil), v.Login.Status...)
+		if v.Login.JSON != nil {
+			j := make(map[string][]string, len(v.Login.JSON))
+			for k, vs := range v.Login.JSON {
+				j[k] = append([]string(nil), vs...)
+			}
+			v.Login.JSON = j
+		}
 		out[k] = v
 	}
 	return out

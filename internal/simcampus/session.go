@@ -31,13 +31,16 @@ const (
 func (c *Campus) buildEntries() map[string]ServiceEntry {
 	o := c.origins
 	return map[string]ServiceEntry{
-		Portal:   {Origin: o[Portal], Auth: Auth{Cookies: []string{portalCookie}}, Login: Login{Redirect: iaaaLoginPath}},
-		Card:     {Origin: o[Card], Auth: Auth{Headers: []string{cardHeader}}},
-		Treehole: {Origin: o[Treehole], Auth: Auth{Headers: []string{treeholeHeader}}},
-		Wproc:    {Origin: o[Wproc], Auth: Auth{Cookies: []string{wprocCookie}}, Login: Login{Redirect: wprocLoginPath}},
-		Xiaobei:  {Origin: o[Xiaobei], Auth: Auth{Cookies: []string{xiaobeiCookie}}},
-		Dean:     {Origin: o[Dean]},
-		Canteen:  {Origin: o[Canteen]},
+		Portal: {Origin: o[Portal], Auth: Auth{Cookies: []string{portalCookie}}, Login: Login{Redirect: iaaaLoginPath}},
+		Card: {Origin: o[Card], Auth: Auth{Headers: []string{cardHeader}},
+			Login: Login{Status: []int{http.StatusUnauthorized}, JSON: map[string][]string{"code": {"401"}}}},
+		Treehole: {Origin: o[Treehole], Auth: Auth{Headers: []string{treeholeHeader}},
+			Login: Login{Status: []int{http.StatusUnauthorized}}},
+		Wproc: {Origin: o[Wproc], Auth: Auth{Cookies: []string{wprocCookie}}, Login: Login{Redirect: wprocLoginPath}},
+		Xiaobei: {Origin: o[Xiaobei], Auth: Auth{Cookies: []string{xiaobeiCookie}},
+			Login: Login{Status: []int{http.StatusUnauthorized}}},
+		Dean:    {Origin: o[Dean]},
+		Canteen: {Origin: o[Canteen]},
 	}
 }
 
