@@ -92,10 +92,10 @@ func TestThroughTheProxy(t *testing.T) {
 	}
 	for _, tc := range []struct{ service, path string }{
 		{"card", "/berserker-app/ykt/tsm/queryCard?synAccessSource=h5"}, // HTTP 401 + code 401
-		{"portal", "/publicQuery/ctrl/topic/myScore/retrScores.do"},      // 302 to IAAA, another origin
-		{"treehole", "/chapi/api/v3/events/list"},                        // HTTP 401
-		{"wproc", "/site/reservation/my-list-time?p=1"},                  // 302 to /site/login/cas-login
-		{"xiaobei", "/api/api_activity?event_type=lecture"},              // HTTP 401
+		{"portal", "/publicQuery/ctrl/topic/myScore/retrScores.do"},     // 302 to IAAA, another origin
+		{"treehole", "/chapi/api/v3/events/list"},                       // HTTP 401
+		{"wproc", "/site/reservation/my-list-time?p=1"},                 // 302 to /site/login/cas-login
+		{"xiaobei", "/api/api_activity?event_type=lecture"},             // HTTP 401
 	} {
 		_, err := call(tc.service, "GET", tc.path, "")
 		var lr *proxy.LoginRequiredError
