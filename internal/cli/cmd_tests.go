@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/pkuinfo/harness/plugintest"
+	"github.com/pkuinfo/harness/proxy"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(80, newTestCmd) }
+
+func newTestCmd(app *App) *cobra.Command {
+	var (
+		verbose  bool
+		run      string
+		services string
+	)
+	cmd := &cobra.Command{
+		Use:   "test PATH...",
+		Short: "Run a document's own test cases against recorded exchanges",
+		Long: `test runs the cases of a document's tests/*.yaml files and "yaml test NAME" blocks.
+Each case's recorded exchanges are served on loopback and every request goes through the
+real signing proxy; nothing leaves this machine. Failures are printed with the case's
+FILE:LINE:COL and a diff. Exit 0 when every case of every document passes, 1 otherwise.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var match func(file, name string) bool
+			if run != "" {
+				re, err := regexp.Compile(run)
+				if err != nil {
+					return Exitf(ExitUsage, "--run %q is not a regular expression: %v", run, err)
+				}
+				match = func(file, name string) bool { return re.MatchString(file + "/" + name) }
+			}
+			cat := proxy.Builtin()
+			if services != "" {
+				over, err := proxy.LoadServices(services)
+				if err != nil {
+					return Exit(ExitUsage, err)
+				}
+				cat = cat.Merge(over)
+			}
+			ok := true
+			for _, path := range args {
+				rep, err := plugintest.RunDir(context.Background(), path, plugintest.Options{Catalogue: cat, Match: match})
+				if err != nil {
+					fmt.Fprintf(app.Stderr, "FAIL %s: %v\n", path, err)
+					ok = false
+					continue
+				}
+				rep.Write(app.Stdout, verbose)
+				ok = ok && rep.OK()
+			}
+			if !ok {
+				return Exit(ExitFailed, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every case, not only the failures")
+	cmd.Flags().StringVar(&run, "run", "", "run only the cases whose FILE/NAME matches this regular expression")
+	cmd.Flags().StringVar(&services, "services", "", "campus service catalogue entries (session names, login signals); origins are replaced by the replay servers")
+	return cmd
+}

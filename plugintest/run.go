@@ -1,0 +1,370 @@
+package plugintest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/interpreter"
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/proxy"
+	"github.com/pkuinfo/harness/registry"
+	"github.com/pkuinfo/harness/steps"
+)
+
+// Options configure a run.
+type Options struct {
+	// Catalogue gives each campus service its session names, login signals,
+	// fixed headers and query (nil: proxy.Builtin()). Origins are ignored:
+	// every declared service is served by a replay server. A service the
+	// catalogue does not know is replayed as one without a session.
+	Catalogue proxy.Catalogue
+	// Match selects cases by test file and case name (nil: every case).
+	Match func(file, name string) bool
+	// Timeout bounds one case (default 30 s).
+	Timeout time.Duration
+}
+
+// Report is the outcome of a document's tests.
+type Report struct {
+	Plugin   string
+	Problems diag.List // the document's or its tests' errors: no case ran
+	Cases    []CaseResult
+}
+
+// CaseResult is one case's outcome.
+type CaseResult struct {
+	File     string
+	Name     string
+	Pos      diag.Pos
+	Tool     string
+	Failures []string // empty: passed
+	Duration time.Duration
+}
+
+// Passed reports whether the case passed.
+func (c CaseResult) Passed() bool { return len(c.Failures) == 0 }
+
+// OK reports whether the document is valid and every case passed (and
+// there is at least one).
+func (r *Report) OK() bool {
+	if r.Problems.HasErrors() || len(r.Cases) == 0 {
+		return false
+	}
+	return r.Failed() == 0
+}
+
+// Failed counts the failed cases.
+func (r *Report) Failed() int {
+	n := 0
+	for _, c := range r.Cases {
+		if !c.Passed() {
+			n++
+		}
+	}
+	return n
+}
+
+// Write prints the report: every failure with its case's position and
+// details, every case when verbose, and a summary line.
+func (r *Report) Write(w io.Writer, verbose bool) {
+	for _, d := range r.Problems.Items {
+		fmt.Fprintln(w, d.String())
+	}
+	if r.Problems.HasErrors() {
+		fmt.Fprintf(w, "FAIL %s: the document or its tests have errors; no case ran\n", r.Plugin)
+		return
+	}
+	for _, c := range r.Cases {
+		ms := strconv.FormatInt(c.Duration.Milliseconds(), 10) + "ms"
+		if c.Passed() {
+			if verbose {
+				fmt.Fprintf(w, "--- PASS: %s: %s (%s)\n", c.Pos, c.Name, ms)
+			}
+			continue
+		}
+		fmt.Fprintf(w, "--- FAIL: %s: %s (tool %s, %s)\n", c.Pos, c.Name, c.Tool, ms)
+		for _, f := range c.Failures {
+			fmt.Fprintln(w, indent(f, "    "))
+		}
+	}
+	switch {
+	case len(r.Cases) == 0:
+		fmt.Fprintf(w, "FAIL %s: no test cases (add tests/NAME.yaml or a \"yaml test NAME\" block)\n", r.Plugin)
+	case r.Failed() == 0:
+		fmt.Fprintf(w, "ok   %s: %d cases passed\n", r.Plugin, len(r.Cases))
+	default:
+		fmt.Fprintf(w, "FAIL %s: %d of %d cases failed\n", r.Plugin, r.Failed(), len(r.Cases))
+	}
+}
+
+// RunDir reads a document from disk and runs its tests.
+func RunDir(ctx context.Context, path string, opts Options) (*Report, error) {
+	files, err := manifest.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	return RunFiles(ctx, files, opts), nil
+}
+
+// RunFiles parses a document's files and runs its tests.
+func RunFiles(ctx context.Context, files manifest.Files, opts Options) *Report {
+	p, l := manifest.Parse(files)
+	if l.HasErrors() {
+		return &Report{Plugin: p.ID, Problems: l}
+	}
+	return Run(ctx, p, opts)
+}
+
+// Run runs a parsed document's tests. Each case gets its own replay
+// servers, proxy, keystore and store.
+func Run(ctx context.Context, p *manifest.Plugin, opts Options) *Report {
+	rep := &Report{Plugin: p.ID}
+	base := opts.Catalogue
+	if base == nil {
+		base = proxy.Builtin()
+	}
+	suite, l := Parse(p)
+	prog, cl := interpreter.Compile(p, interpreter.WithAuthHeaders(func(service string) []string {
+		if s := base[service]; s != nil {
+			return s.Auth.Headers
+		}
+		return nil
+	}))
+	l.Merge(cl)
+	l.Sort()
+	rep.Problems = l
+	if l.HasErrors() {
+		return rep
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	for _, c := range suite.Cases() {
+		if opts.Match != nil && !opts.Match(c.File, c.Name) {
+			continue
+		}
+		start := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		fails := runCase(cctx, p, prog, c, base)
+		cancel()
+		rep.Cases = append(rep.Cases, CaseResult{File: c.File, Name: c.Name, Pos: c.Pos, Tool: c.Tool, Failures: fails, Duration: time.Since(start)})
+	}
+	return rep
+}
+
+// outcome is what one call came to.
+type outcome struct {
+	result    *interpreter.Result
+	value     any // the result decoded from its JSON
+	err       error
+	refused   *registry.RefusedError
+	askReason registry.Reason // the reason a call asked before it was settled
+}
+
+func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program, c *Case, base proxy.Catalogue) []string {
+	services := make([]string, 0, len(p.Access.Campus))
+	for _, ca := range p.Access.Campus {
+		services = append(services, ca.Service)
+	}
+	rp, cat := newReplay(c, services, base)
+	defer rp.close()
+	// Web origins are not replayed: each is resolved to a loopback server
+	// that answers nothing useful, so no request ever leaves this process.
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rp.problem("web request %s %s: web requests are not replayed by the test runner", req.Method, req.URL.Path)
+		http.Error(w, "plugintest: web requests are not replayed", http.StatusNotImplemented)
+	}))
+	defer sink.Close()
+	resolve := map[string]string{}
+	for _, o := range p.Access.Web {
+		resolve[net.JoinHostPort(o.Host, strconv.Itoa(o.Port))] = sink.Listener.Addr().String()
+	}
+	px := proxy.New(proxy.Config{Catalogue: cat, Keystore: proxy.MemKeystore(c.Secrets), Resolve: resolve})
+	kv := &steps.MemKV{}
+	runner := registry.RunnerFunc(func(ctx context.Context, req registry.RunRequest) (any, error) {
+		call := px.NewCall(p.ID, p.Access)
+		prefs := req.Prefs
+		if c.Prefs != nil {
+			prefs = c.Prefs
+		}
+		res, err := prog.Run(ctx, req.Tool, req.Input,
+			interpreter.WithTransport(&ProxyTransport{Call: call}), interpreter.WithRedact(call.Redact),
+			interpreter.WithKV(kv), interpreter.WithPrefs(prefs))
+		if err != nil {
+			return nil, err
+		}
+		return &res, nil
+	})
+	reg := registry.New(registry.WithCompiler(func(*manifest.Plugin) (registry.Runner, error) { return runner, nil }))
+	if _, err := reg.AddDocument(p, registry.Trust(c.Trust), registry.DocOptions{}); err != nil {
+		return []string{"the document cannot be registered: " + err.Error()}
+	}
+	call := registry.Call{Tool: p.ID + "." + c.Tool, Actor: registry.Actor(c.Actor), Tainted: c.Tainted, Input: c.Input}
+	var out outcome
+	if d := reg.Decide(call); d.Ask {
+		out.askReason = d.Reason
+	}
+	var ap registry.Approver
+	if c.Approve {
+		ap = registry.ApproveAll
+	}
+	env, err := reg.Invoke(ctx, call, ap)
+	switch {
+	case errors.As(err, &out.refused):
+	case err != nil:
+		out.err = err
+	default:
+		res, ok := env.Data.(*interpreter.Result)
+		if !ok {
+			out.err = fmt.Errorf("the runner returned %T", env.Data)
+			break
+		}
+		out.result = res
+		if err := json.Unmarshal(res.JSON, &out.value); err != nil {
+			out.err = fmt.Errorf("the result is not JSON: %v", err)
+			out.result = nil
+		}
+	}
+	var fails []string
+	fails = append(fails, check(c, &out)...)
+	fails = append(fails, rp.takeProblems()...)
+	if out.refused == nil && out.err == nil {
+		for _, e := range rp.unused() {
+			fails = append(fails, fmt.Sprintf("the exchange at %s (%s %s) was never requested", e.Pos, e.Method, e.Path))
+		}
+	}
+	fails = append(fails, leaks(c, &out)...)
+	return fails
+}
+
+// check compares the outcome with the case's expectations.
+func check(c *Case, o *outcome) []string {
+	e := c.Expect
+	got := describe(o)
+	switch {
+	case e.Refused != "":
+		if o.refused == nil {
+			return []string{"expected a refusal (" + e.Refused + "), got " + got}
+		}
+		r := string(o.refused.Decision.Reason)
+		if e.Refused != "any" && e.Refused != r && e.Refused != string(o.askReason) {
+			why := r
+			if o.askReason != "" {
+				why = string(o.askReason) + ", then " + r
+			}
+			return []string{fmt.Sprintf("expected refusal %s, got refusal %s: %s", e.Refused, why, o.refused.Error())}
+		}
+		return nil
+	case e.Error != "":
+		if o.err == nil {
+			return []string{"expected a failure containing " + strconv.Quote(e.Error) + ", got " + got}
+		}
+		if !strings.Contains(o.err.Error(), e.Error) {
+			return []string{"the failure message differs:\n  expected it to contain: " + e.Error + "\n  got: " + o.err.Error()}
+		}
+		return nil
+	}
+	if o.result == nil {
+		return []string{"expected a result, got " + got}
+	}
+	var fails []string
+	if e.Status != "" && o.result.Status != e.Status {
+		st := o.result.Status
+		if st == "" {
+			st = "none"
+		}
+		fails = append(fails, fmt.Sprintf("expected status %s, got status %s; the result:\n%s", e.Status, st, indent(pretty(o.value), "  ")))
+	}
+	if e.HasOutput && !equal(e.Output, o.value) {
+		fails = append(fails, "the result differs:\n"+indent(diffLines(pretty(e.Output), pretty(o.value)), "  "))
+	}
+	for _, a := range e.JQ {
+		v, err := first(a, o.value)
+		switch {
+		case err != nil:
+			fails = append(fails, fmt.Sprintf("jq assertion at %s: %s: %v", a.Pos, a.Src, err))
+		case a.HasEquals && !equal(a.Equals, normalize(v)):
+			fails = append(fails, fmt.Sprintf("jq assertion at %s: %s\n%s", a.Pos, a.Src, indent(diffLines(pretty(a.Equals), pretty(normalize(v))), "  ")))
+		case !a.HasEquals && v != true:
+			fails = append(fails, fmt.Sprintf("jq assertion at %s is not true: %s (it gave %s); the result:\n%s", a.Pos, a.Src, compact(v), indent(pretty(o.value), "  ")))
+		}
+	}
+	return fails
+}
+
+// first runs an assertion on the result: its first output.
+func first(a Assertion, v any) (any, error) {
+	it := a.Code.Run(v)
+	x, ok := it.Next()
+	if !ok {
+		return nil, errors.New("it gave no result")
+	}
+	if err, isErr := x.(error); isErr {
+		return nil, err
+	}
+	return x, nil
+}
+
+func compact(v any) string {
+	b, err := marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// describe renders what the call came to, for messages.
+func describe(o *outcome) string {
+	switch {
+	case o.refused != nil:
+		return "a refusal (" + string(o.refused.Decision.Reason) + "): " + o.refused.Error()
+	case o.err != nil:
+		return "a failure: " + o.err.Error()
+	case o.result != nil:
+		return "a result:\n" + indent(pretty(o.value), "  ")
+	}
+	return "nothing"
+}
+
+// leaks reports any session value of the case that shows in the result or
+// the error message (names only, never the value).
+func leaks(c *Case, o *outcome) []string {
+	var text string
+	switch {
+	case o.result != nil:
+		text = string(o.result.JSON)
+	case o.err != nil:
+		text = o.err.Error()
+	case o.refused != nil:
+		text = o.refused.Error()
+	}
+	var out []string
+	for _, svc := range sortedKeys(c.Secrets) {
+		ss := c.Secrets[svc]
+		if ss == nil {
+			continue
+		}
+		for _, kind := range []struct {
+			what string
+			m    map[string]string
+		}{{"cookie", ss.Cookies}, {"header", ss.Headers}} {
+			for _, name := range sortedKeys(kind.m) {
+				if v := kind.m[name]; v != "" && strings.Contains(text, v) {
+					out = append(out, fmt.Sprintf("the %s %s of %s (a session value) appears in the output", kind.what, name, svc))
+				}
+			}
+		}
+	}
+	return out
+}
