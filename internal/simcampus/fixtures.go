@@ -172,11 +172,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
-// writeRaw writes a JSON body as it is.
+// writeRaw writes a JSON body as it is, without the fixture file's final
+// newline.
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
 	w.WriteHeader(status)
-	w.Write(body)
+	w.Write(bytes.TrimRight(body, "\n"))
 }
 
 // fail500 reports a broken fixture.
