@@ -23,6 +23,10 @@ type Installed struct {
 	// URL documents: the validators of the installed copy.
 	ETag, LastModified string
 	LastChecked        time.Time
+	// A pending update already found: its commit (GitHub) or validators
+	// (URL) and hash. When the link still names it, the check costs no fetch.
+	PendingHash, PendingCommit       string
+	PendingETag, PendingLastModified string
 	// Plugin is the installed version, parsed; nil means Checker.Load.
 	Plugin *manifest.Plugin
 }
@@ -58,8 +62,13 @@ type Result struct {
 	Commit       string
 	ETag         string
 	LastModified string
+	Ref          string
 	// Checked is true when the link was asked (every status but not-due).
 	Checked bool
+	// StillPending is true for unchanged when the link still names the
+	// pending update (which stays pending); false unchanged means the link
+	// names the installed version (a pending update is obsolete).
+	StillPending bool
 }
 
 // URLDoc is a URL document fetched by a conditional request.
@@ -86,7 +95,7 @@ type Checker struct {
 
 	GitBase   string       // replaces https://github.com (HARNESS_GIT_BASE)
 	GitClient *http.Client // nil: fetch's default
-	FetchURL  URLFetcher   // URL documents; nil refuses them
+	FetchURL  URLFetcher   // URL documents; nil: CheckURL(nil)
 
 	// Load reads an installed version when Installed.Plugin is nil.
 	Load func(in Installed) (*manifest.Plugin, error)
@@ -206,27 +215,35 @@ func (c *Checker) checkOne(ctx context.Context, in Installed, l *fetch.Link, rep
 			r.Status, r.Commit = StatusUnchanged, in.Commit
 			return
 		}
+		if in.PendingHash != "" && rv.Commit.String() == in.PendingCommit {
+			r.Status, r.StillPending = StatusUnchanged, true
+			return
+		}
 		g, err := fetch.FetchGit(ctx, l, fetch.GitOptions{Base: c.GitBase, Client: c.GitClient, Limits: fetch.Limits{Deadline: c.timeout()}})
 		if err != nil {
 			r.fail(err)
 			return
 		}
-		files, r.Commit = g.Files, g.Commit
+		files, r.Commit, r.Ref = g.Files, g.Commit, g.Ref
 	case fetch.KindURL:
-		if c.FetchURL == nil {
-			r.fail(errors.New("checking URL documents is not available"))
-			return
+		etag, lm := in.ETag, in.LastModified
+		if in.PendingHash != "" {
+			etag, lm = in.PendingETag, in.PendingLastModified
 		}
-		d, err := c.FetchURL(ctx, l, in.ETag, in.LastModified)
+		fetchURL := c.FetchURL
+		if fetchURL == nil {
+			fetchURL = CheckURL(nil)
+		}
+		d, err := fetchURL(ctx, l, etag, lm)
 		if err != nil {
 			r.fail(err)
 			return
 		}
 		r.ETag, r.LastModified = d.ETag, d.LastModified
 		if d.NotModified {
-			r.Status = StatusUnchanged
+			r.Status, r.StillPending = StatusUnchanged, in.PendingHash != ""
 			if r.ETag == "" && r.LastModified == "" {
-				r.ETag, r.LastModified = in.ETag, in.LastModified
+				r.ETag, r.LastModified = etag, lm
 			}
 			return
 		}
@@ -245,6 +262,10 @@ func (c *Checker) judge(in Installed, files manifest.Files, r *Result) {
 	r.Files, r.Hash = files, h
 	if h == in.Hash {
 		r.Status, r.Files = StatusUnchanged, nil
+		return
+	}
+	if h == in.PendingHash {
+		r.Status, r.Files, r.StillPending = StatusUnchanged, nil, true
 		return
 	}
 	p, dl := manifest.Parse(files)
@@ -288,4 +309,19 @@ func (c *Checker) judge(in Installed, files manifest.Files, r *Result) {
 type repoRefs struct {
 	refs map[string]plumbing.Hash
 	err  error
+}
+
+// CheckURL is the URLFetcher of the fetch package: a conditional GET through
+// the guarded client (client nil) or the given one.
+func CheckURL(client *http.Client) URLFetcher {
+	return func(ctx context.Context, l *fetch.Link, etag, lastModified string) (*URLDoc, error) {
+		changed, res, err := fetch.CheckURL(ctx, l, etag, lastModified, fetch.URLOptions{Client: client})
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			return &URLDoc{NotModified: true}, nil
+		}
+		return &URLDoc{Files: manifest.Files(res.Files), ETag: res.ETag, LastModified: res.LastModified}, nil
+	}
 }

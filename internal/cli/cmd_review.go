@@ -118,14 +118,9 @@ type fetchedDoc struct {
 
 // fetchLink fetches the document a GitHub or URL link names.
 func fetchLink(ctx context.Context, app *App, l *fetch.Link) (*fetchedDoc, error) {
-	switch l.Kind {
-	case fetch.KindGitHub:
-		g, err := fetch.FetchGit(ctx, l, fetch.GitOptions{Base: app.Getenv("HARNESS_GIT_BASE")})
-		if err != nil {
-			return nil, err
-		}
-		return &fetchedDoc{files: manifest.Files(g.Files), commit: g.Commit}, nil
-	default:
-		return nil, fmt.Errorf("%s: fetching a PLUGIN.md URL is not available yet", l)
+	d, err := fetch.Fetch(ctx, l, fetch.Options{GitBase: app.Getenv("HARNESS_GIT_BASE")})
+	if err != nil {
+		return nil, err
 	}
+	return &fetchedDoc{files: d.Files, commit: d.Commit}, nil
 }

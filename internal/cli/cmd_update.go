@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/review"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(50, newUpdateCmd) }
+
+// updateStore opens the store with the command line's clock.
+func updateStore(app *App) (*fetch.Store, time.Time, error) {
+	now, err := app.Now()
+	if err != nil {
+		return nil, now, err
+	}
+	dir, err := app.Home()
+	if err != nil {
+		return nil, now, Exit(ExitFailed, err)
+	}
+	st, err := fetch.OpenStore(dir)
+	if err != nil {
+		return nil, now, Exit(ExitFailed, err)
+	}
+	st.Now = func() time.Time { return now }
+	if app.Getenv("HARNESS_NOW") == "" {
+		st.Now = time.Now
+	}
+	return st, now, nil
+}
+
+// updateReport is one line of `harness update --json`.
+type updateReport struct {
+	ID      string   `json:"id"`
+	Status  string   `json:"status"`
+	Applied bool     `json:"applied"`
+	Version string   `json:"version,omitempty"`
+	Hash    string   `json:"hash,omitempty"`
+	Wider   bool     `json:"wider"`
+	Warning string   `json:"warning,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Changes []string `json:"changes"`
+}
+
+func newUpdateCmd(app *App) *cobra.Command {
+	var check, force, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "update",
+		Short: "Check installed links for updates; apply same-or-narrower ones",
+		Long: `update checks each installed link, at most once a day unless --force (the time
+of the last check is kept in the state; HARNESS_NOW overrides the clock). A
+GitHub link costs one ref listing per repository, shared by all documents of
+that repository; a URL document a conditional request. Only a changed link is
+fetched, hashed and diffed against the installed version:
+
+  same or narrower access   applied at once (list shows what changed)
+  wider access              stored and held as pending: harness accept ID
+  lower version, or the     held with a warning: harness accept ID installs
+  same version changed      it anyway
+
+A failure (a link that is gone, a server error, an invalid new version, a
+timeout) leaves the installed version working; the error is kept and shown by
+harness list. --check only reports and changes nothing. Exit 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, now, err := updateStore(app)
+			if err != nil {
+				return err
+			}
+			state, err := st.Load()
+			if err != nil {
+				return Exit(ExitFailed, err)
+			}
+			var list []review.Installed
+			for _, id := range sortedIDs(state) {
+				if in, ok := review.InstalledFrom(state.Plugins[id]); ok {
+					list = append(list, in)
+				}
+			}
+			c := &review.Checker{Now: now, Force: force, GitBase: app.Getenv("HARNESS_GIT_BASE"), Load: review.LoadFrom(st)}
+			results := c.Check(ctx, list)
+			if !check {
+				if err := review.Record(ctx, st, list, results, now); err != nil {
+					return Exit(ExitFailed, err)
+				}
+			}
+			reports := make([]updateReport, len(results))
+			for i, r := range results {
+				rep := updateReport{ID: r.ID, Status: string(r.Status), Version: r.Version, Hash: r.Hash,
+					Wider: r.Decision.Delta.Wider, Warning: r.Decision.Warning, Changes: review.ChangeLines(r.Decision.Delta)}
+				rep.Applied = r.Status == review.StatusApply && !check
+				if r.Err != nil {
+					rep.Error = r.Err.Error()
+				}
+				reports[i] = rep
+			}
+			if asJSON {
+				enc := json.NewEncoder(app.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(reports)
+			}
+			printUpdates(app, list, results, check)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&check, "check", false, "only report; change nothing")
+	cmd.Flags().BoolVar(&force, "force", false, "check every link even when checked within the day")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+func sortedIDs(s *fetch.State) []string {
+	ids := make([]string, 0, len(s.Plugins))
+	for id := range s.Plugins {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func printUpdates(app *App, list []review.Installed, results []review.Result, check bool) {
+	w := app.Stdout
+	if len(results) == 0 {
+		fmt.Fprintln(w, "no installed links to check")
+		return
+	}
+	changes := func(r review.Result) {
+		for _, l := range review.ChangeLines(r.Decision.Delta) {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
+	for i, r := range results {
+		in := list[i]
+		switch r.Status {
+		case review.StatusNotDue:
+			fmt.Fprintf(w, "%s: not due (last checked %s); --force checks now\n", r.ID, in.LastChecked.UTC().Format(time.RFC3339))
+		case review.StatusUnchanged:
+			if r.StillPending {
+				fmt.Fprintf(w, "%s: unchanged; an update is still pending (harness accept %s)\n", r.ID, r.ID)
+			} else {
+				fmt.Fprintf(w, "%s: unchanged\n", r.ID)
+			}
+		case review.StatusApply:
+			verb := "updated"
+			if check {
+				verb = "would update"
+			}
+			fmt.Fprintf(w, "%s: %s %s → %s (same or narrower access)\n", r.ID, verb, in.Version, r.Version)
+			changes(r)
+		case review.StatusPending:
+			fmt.Fprintf(w, "%s: update %s asks for wider access and waits for your confirmation; the installed %s keeps working\n", r.ID, r.Version, in.Version)
+			changes(r)
+			if !check {
+				fmt.Fprintf(w, "    harness accept %s applies it\n", r.ID)
+			}
+		case review.StatusHeld:
+			fmt.Fprintf(w, "%s: update held: %s\n", r.ID, r.Decision.Warning)
+			changes(r)
+			if !check {
+				fmt.Fprintf(w, "    harness accept %s installs it anyway\n", r.ID)
+			}
+		case review.StatusFailed:
+			fmt.Fprintf(w, "%s: check failed, the installed version keeps working: %v\n", r.ID, r.Err)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package review
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/manifest"
+)
+
+// maxErrorText bounds an error kept in the state.
+const maxErrorText = 500
+
+// ChangeLines summarises a delta one line per change: "+ " widens, "- "
+// narrows or removes, "  " is neutral.
+func ChangeLines(d Delta) []string {
+	out := make([]string, 0, len(d.Changes))
+	for _, c := range d.Changes {
+		switch {
+		case c.Wider:
+			out = append(out, "+ "+c.Message)
+		case c.Kind == Narrowed || c.Kind == Removed:
+			out = append(out, "- "+c.Message)
+		default:
+			out = append(out, "  "+c.Message)
+		}
+	}
+	return out
+}
+
+// InstalledFrom describes a state entry for the checker. Quarantined
+// entries and local paths are not checked (ok false).
+func InstalledFrom(e *fetch.Entry) (Installed, bool) {
+	if e == nil || e.Quarantined != "" || e.Kind == fetch.KindLocal {
+		return Installed{}, false
+	}
+	in := Installed{ID: e.ID, Link: e.Link, Hash: e.Hash, Version: e.Version, Commit: e.Commit,
+		ETag: e.ETag, LastModified: e.LastModified, LastChecked: e.LastChecked}
+	if p := e.Pending; p != nil {
+		in.PendingHash, in.PendingCommit, in.PendingETag, in.PendingLastModified = p.Hash, p.Commit, p.ETag, p.LastModified
+	}
+	return in, true
+}
+
+// LoadFrom reads an installed version from the store, for Checker.Load.
+func LoadFrom(st *fetch.Store) func(Installed) (*manifest.Plugin, error) {
+	return func(in Installed) (*manifest.Plugin, error) {
+		files, err := st.Files(in.Hash)
+		if err != nil {
+			return nil, err
+		}
+		p, _ := manifest.Parse(files)
+		return p, nil
+	}
+}
+
+// Record writes check results into the store, under its lock: the time of
+// each check; same or narrower versions installed (with a LastUpdate saying
+// what changed); wider versions and downgrades stored and held as pending
+// (the installed version keeps working); failures kept as the entry's last
+// error. A result whose entry changed since it was read (removed,
+// reinstalled) is skipped. Versions no longer referenced are removed.
+func Record(ctx context.Context, st *fetch.Store, checked []Installed, results []Result, now time.Time) error {
+	err := st.Update(ctx, func(tx *fetch.Tx) error {
+		for i, r := range results {
+			if !r.Checked {
+				continue
+			}
+			e, ok := tx.State.Plugins[r.ID]
+			if !ok || e.Hash != checked[i].Hash || e.Link != checked[i].Link {
+				continue
+			}
+			e.LastChecked = now.UTC()
+			if r.Status != StatusFailed {
+				e.LastError = ""
+			}
+			switch r.Status {
+			case StatusFailed:
+				msg := r.Err.Error()
+				if len(msg) > maxErrorText {
+					msg = msg[:maxErrorText] + "…"
+				}
+				e.LastError = msg
+			case StatusUnchanged:
+				if !r.StillPending {
+					e.Pending = nil
+					if r.Commit != "" {
+						e.Commit = r.Commit
+					}
+					if r.ETag != "" || r.LastModified != "" {
+						e.ETag, e.LastModified = r.ETag, r.LastModified
+					}
+				}
+			case StatusApply:
+				h, err := tx.Put(r.Files)
+				if err != nil {
+					e.LastError = fmt.Sprintf("storing the update: %v", err)
+					continue
+				}
+				e.SetLastUpdate(&fetch.LastUpdate{FromVersion: e.Version, ToVersion: r.Version, FromHash: e.Hash, ToHash: h,
+					At: now.UTC(), Changes: ChangeLines(r.Decision.Delta)})
+				e.Hash, e.Version, e.Pending = h, r.Version, nil
+				if r.Plugin != nil && r.Plugin.Name != "" {
+					e.Name = r.Plugin.Name
+				}
+				if r.Commit != "" {
+					e.Ref, e.Commit = r.Ref, r.Commit
+				}
+				if r.ETag != "" || r.LastModified != "" {
+					e.ETag, e.LastModified = r.ETag, r.LastModified
+				}
+			case StatusPending, StatusHeld:
+				h, err := tx.Put(r.Files)
+				if err != nil {
+					e.LastError = fmt.Sprintf("storing the update: %v", err)
+					continue
+				}
+				found := now.UTC()
+				if e.Pending != nil && e.Pending.Hash == h && !e.Pending.Found.IsZero() {
+					found = e.Pending.Found
+				}
+				p := &fetch.Pending{Hash: h, Version: r.Version, Ref: r.Ref, Commit: r.Commit, ETag: r.ETag, LastModified: r.LastModified,
+					Found: found, Wider: r.Decision.Delta.Wider, Downgrade: r.Status == StatusHeld, Changes: ChangeLines(r.Decision.Delta)}
+				p.SetWarning(r.Decision.Warning)
+				e.Pending = p
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return st.Clean(ctx)
+}
