@@ -111,7 +111,7 @@ func runCampus(ctx context.Context, app *App, addrFile, servicesOut, secretsOut 
 		fmt.Fprintf(&b, "  %-9s %s\n", n, svcs[n].Origin)
 	}
 	fmt.Fprintf(&b, "services: %s\nsecrets:  %s\n", servicesOut, secretsOut)
-	fmt.Fprintf(&b, "run a tool against it:\n  harness run DOCUMENT TOOL --services %s --secrets %s\n", servicesOut, secretsOut)
+	fmt.Fprintf(&b, "run a tool against it, e.g. the card balance:\n  harness run plugins-official/wallet cardBalance --trust official --services %s --secrets %s\n", servicesOut, secretsOut)
 	fmt.Fprintln(&b, "press Ctrl-C to stop")
 	fmt.Fprint(app.Stdout, b.String())
 
