@@ -51,18 +51,40 @@ func readBody(resp *http.Response, limit int64) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("the response uses an unsupported content encoding %q", ce)
 	}
-	var buf bytes.Buffer
-	if resp.ContentLength > 0 && resp.ContentLength <= limit {
-		buf.Grow(int(resp.ContentLength))
+	return readLimited(r, resp.ContentLength, limit)
+}
+
+// readLimited reads r whole, refusing more than limit bytes; size is a
+// hint (the Content-Length, or -1).
+func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
+	c := int64(4096)
+	if size >= 0 && size < limit {
+		c = size + 1 // room to see EOF without growing
 	}
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the response body: %v", err)
+	buf := make([]byte, 0, min(c, limit+1))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, fmt.Errorf("%w: the response body is more than %d bytes", ErrLimit, limit)
+			}
+			nc := min(int64(cap(buf))*2, limit+1)
+			nb := make([]byte, len(buf), nc)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the response body: %v", err)
+		}
 	}
-	if n > limit {
+	if int64(len(buf)) > limit {
 		return nil, fmt.Errorf("%w: the response body is more than %d bytes", ErrLimit, limit)
 	}
-	return buf.Bytes(), nil
+	return buf, nil
 }
 
 // textual reports whether a media type is text the steps can read.
@@ -81,12 +103,7 @@ func textual(mt string) bool {
 // mediaType parses Content-Type into the media type and its charset label;
 // an absent or malformed type is sniffed from the body.
 func mediaType(h http.Header, body []byte) (mt, label string) {
-	ct := h.Get("Content-Type")
-	if ct != "" {
-		if m, params, err := mime.ParseMediaType(ct); err == nil {
-			mt, label = m, params["charset"]
-		}
-	}
+	mt, label = parseContentType(h.Get("Content-Type"))
 	if mt == "" || mt == "application/octet-stream" {
 		if len(body) == 0 {
 			return "text/plain", label
@@ -106,6 +123,35 @@ func mediaType(h http.Header, body []byte) (mt, label string) {
 		}
 	}
 	return mt, label
+}
+
+// parseContentType reads "type/subtype; charset=x" without allocating for
+// the common forms; anything unusual goes through mime.ParseMediaType.
+func parseContentType(ct string) (mt, label string) {
+	if ct == "" {
+		return "", ""
+	}
+	base, params, _ := strings.Cut(ct, ";")
+	base = strings.TrimSpace(base)
+	simple := strings.IndexByte(base, '/') > 0
+	for i := 0; i < len(base) && simple; i++ {
+		c := base[i]
+		if c >= 'A' && c <= 'Z' || !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("/+-.", c) >= 0) {
+			simple = false
+		}
+	}
+	params = strings.TrimSpace(params)
+	if simple && params == "" {
+		return base, ""
+	}
+	if simple && len(params) > 8 && strings.EqualFold(params[:8], "charset=") && strings.IndexAny(params[8:], ";\" \t") < 0 {
+		return base, params[8:]
+	}
+	m, ps, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", ""
+	}
+	return m, ps["charset"]
 }
 
 var xmlEncoding = regexp.MustCompile(`^\s*<\?xml[^>]*encoding=["']([A-Za-z0-9._:-]+)["']`)

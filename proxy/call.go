@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -293,7 +294,17 @@ func (c *Call) target(r *Request) (*target, error) {
 		return nil, fmt.Errorf("%w: the content type has a control character", ErrRefused)
 	}
 	if len(r.Header) > 0 {
-		t.header = make(http.Header, len(r.Header))
+		t.header = r.Header
+		canonical := true
+		for k := range r.Header {
+			if canonicalKey(k) != k {
+				canonical = false
+				break
+			}
+		}
+		if !canonical {
+			t.header = make(http.Header, len(r.Header))
+		}
 		for k, vs := range r.Header {
 			ck := canonicalKey(k)
 			if !validToken(k) {
@@ -310,7 +321,9 @@ func (c *Call) target(r *Request) (*target, error) {
 					return nil, fmt.Errorf("%w: the %s header has a control character", ErrRefused, ck)
 				}
 			}
-			t.header[ck] = append(t.header[ck], vs...)
+			if !canonical {
+				t.header[ck] = append(t.header[ck], vs...)
+			}
 		}
 	}
 	switch {
@@ -345,7 +358,7 @@ func (c *Call) campusTarget(t *target, r *Request) error {
 	}
 	t.svc = svc
 	t.url = &url.URL{Scheme: svc.origin.scheme, Host: urlHost(svc.origin), Path: cp.decoded, RawPath: cp.escaped,
-		RawQuery: joinQuery(cp.query, r.Query, svc.Query)}
+		RawQuery: svc.query(cp.query, r.Query)}
 	t.semKey = "campus:" + svc.Name
 	t.semSize = svc.Concurrency
 	if t.semSize <= 0 {
@@ -433,6 +446,15 @@ func urlHost(o origin) string {
 		return h
 	}
 	return h + ":" + strconv.Itoa(o.port)
+}
+
+// query builds a campus request's query: the fixed parameters alone when
+// the step gives none (no allocation), else joinQuery.
+func (s *service) query(raw string, q url.Values) string {
+	if raw == "" && len(q) == 0 {
+		return s.fixedQuery
+	}
+	return joinQuery(raw, q, s.Query)
 }
 
 // joinQuery joins a raw query, the step's parameters and a service's fixed
@@ -596,7 +618,7 @@ func (c *Call) follow(t *target, cur, next *url.URL) *url.URL {
 		return nil
 	}
 	return &url.URL{Scheme: cur.Scheme, Host: cur.Host, Path: cp.decoded, RawPath: cp.escaped,
-		RawQuery: joinQuery(cp.query, nil, t.svc.Query)}
+		RawQuery: t.svc.query(cp.query, nil)}
 }
 
 // matchesLogin reports whether u is one of the service's login locations.
@@ -621,6 +643,8 @@ func (s *service) matchesLogin(u *url.URL) bool {
 }
 
 const userAgent = "pku-harness/1"
+
+var acceptEncoding = []string{"gzip, deflate"}
 
 // sign builds a hop's headers: the step's, then for a campus request the
 // service's fixed headers, its session (only its own) and its CSRF header;
@@ -699,6 +723,7 @@ func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
 		sort.Strings(cookies)
 		h["Cookie"] = []string{strings.Join(cookies, "; ")}
 	}
+	h["Accept-Encoding"] = acceptEncoding
 	if _, ok := h["User-Agent"]; !ok {
 		h["User-Agent"] = []string{userAgent}
 	}
@@ -798,7 +823,7 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 // signals.
 func jsonExpired(body []byte, sig map[string][]string) bool {
 	b := bytes.TrimSpace(body)
-	if len(b) == 0 || b[0] != '{' {
+	if len(b) == 0 || b[0] != '{' || !jsonMayMatch(b, sig) {
 		return false
 	}
 	var m map[string]json.RawMessage
@@ -824,6 +849,39 @@ func jsonExpired(body []byte, sig map[string][]string) bool {
 	return false
 }
 
+// jsonMayMatch is a cheap pre-check: some `"key": value` pair anywhere in
+// b has a signal value. Only then is the body parsed.
+func jsonMayMatch(b []byte, sig map[string][]string) bool {
+	for k, vals := range sig {
+		key := `"` + k + `"`
+		for off := 0; ; {
+			i := bytes.Index(b[off:], []byte(key))
+			if i < 0 {
+				break
+			}
+			j := off + i + len(key)
+			off = j
+			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
+				j++
+			}
+			if j >= len(b) || b[j] != ':' {
+				continue
+			}
+			j++
+			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
+				j++
+			}
+			rest := b[j:]
+			for _, v := range vals {
+				if bytes.HasPrefix(rest, []byte(v)) || bytes.HasPrefix(rest, []byte(`"`+v+`"`)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func causeOf(err error) error {
 	switch {
 	case errors.Is(err, ErrLimit):
@@ -842,13 +900,18 @@ func (c *Call) transportErr(ctx, actx context.Context, t *target, u *url.URL, er
 		re.cause = ctx.Err()
 		re.Msg = ctx.Err().Error()
 		re.Timeout = errors.Is(ctx.Err(), context.DeadlineExceeded)
-	case errors.Is(actx.Err(), context.DeadlineExceeded):
+	case errors.Is(actx.Err(), context.DeadlineExceeded) || isNetTimeout(err):
 		re.Timeout = true
 		re.Msg = "timed out after " + c.p.lim.RequestTimeout.String()
 	default:
 		re.Msg = c.p.red.string(err.Error())
 	}
 	return re
+}
+
+func isNetTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // redactErr keeps an error's class but redacts its message.

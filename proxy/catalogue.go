@@ -432,6 +432,7 @@ type service struct {
 	headers     []string        // canonical auth header names
 	fixed       http.Header     // canonical fixed headers
 	loginStatus map[int]bool
+	fixedQuery  string // Query, encoded
 }
 
 func (s *service) isAuthCookie(name string) bool {
@@ -506,11 +507,14 @@ func compileService(name string, s *Service) (*service, error) {
 		}
 		cs.fixed[ck] = []string{v}
 	}
+	fq := url.Values{}
 	for k, v := range s.Query {
 		if k == "" || !validHeaderValue(k) || !validHeaderValue(v) {
 			return nil, fmt.Errorf("service %q: fixed query parameter %q is not allowed", name, k)
 		}
+		fq.Set(k, v)
 	}
+	cs.fixedQuery = fq.Encode()
 	if s.Concurrency < 0 || s.Concurrency > 64 {
 		return nil, fmt.Errorf("service %q: concurrency must be between 0 and 64", name)
 	}

@@ -45,6 +45,16 @@ func normalisePath(p string) (campusPath, error) {
 			return cp, fmt.Errorf("%w: path %q has a fragment (#)", ErrRefused, p)
 		}
 	}
+	if simplePath(p) {
+		cp.decoded, cp.escaped = p, p
+		return cp, nil
+	}
+	return normaliseSlow(p)
+}
+
+// normaliseSlow is normalisePath after the common checks, for any path.
+func normaliseSlow(p string) (campusPath, error) {
+	var cp campusPath
 	path := p
 	if i := strings.IndexByte(p, '?'); i >= 0 {
 		path, cp.query = p[:i], p[i+1:]
@@ -187,4 +197,30 @@ func prefixMatch(decoded, prefix string) bool {
 		return strings.HasPrefix(decoded, prefix)
 	}
 	return decoded == prefix || strings.HasPrefix(decoded, prefix+"/")
+}
+
+// simplePath reports whether p needs no decoding or escaping and holds no
+// empty or dot segment: the common case, checked without allocating.
+func simplePath(p string) bool {
+	seg := 1 // start of the current segment
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) {
+			c := p[i]
+			if c != '/' {
+				if !pathByteOK(c) {
+					return false
+				}
+				continue
+			}
+		}
+		s := p[seg:i]
+		if j := strings.IndexByte(s, ';'); j >= 0 {
+			s = s[:j]
+		}
+		if (s == "" && i < len(p)) || s == "." || s == ".." {
+			return false
+		}
+		seg = i + 1
+	}
+	return true
 }

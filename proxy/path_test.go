@@ -116,6 +116,13 @@ func FuzzCampusPath(f *testing.F) {
 			return
 		}
 		checkCampusURL(t, call, p)
+		// The allocation-free fast path agrees with the general one.
+		if len(p) > 0 && p[0] == '/' && !strings.HasPrefix(p, "//") && simplePath(p) {
+			slow, err := normaliseSlow(p)
+			if err != nil || slow.decoded != p || slow.escaped != p || slow.query != "" {
+				t.Fatalf("fast path accepts %q, slow path gives %+v, %v", p, slow, err)
+			}
+		}
 		// A template interpolation: the escaped value stays one segment.
 		tp := "/api/rooms/" + url.PathEscape(value) + "/free"
 		if tg, ok := checkCampusURL(t, call, tp); ok {

@@ -178,7 +178,6 @@ func (p *Proxy) newTransport(dial func(ctx context.Context, network, addr string
 		TLSHandshakeTimeout:    10 * time.Second,
 		DisableCompression:     true, // the proxy decompresses, within its limit
 		MaxResponseHeaderBytes: p.lim.MaxHeaderBytes,
-		ResponseHeaderTimeout:  p.lim.RequestTimeout,
 		MaxIdleConns:           64,
 		MaxIdleConnsPerHost:    4,
 		IdleConnTimeout:        30 * time.Second,

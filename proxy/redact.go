@@ -17,26 +17,25 @@ const Marker = "[redacted]"
 const minFragment = 4
 
 // redactor finds credential values in bytes: raw, and in the encodings a
-// server may wrap them in. Each value is matched unit by unit, where a unit
-// is a raw byte, a %XX escape (either case; "+" for a space), a JSON \uXXXX
-// escape (surrogate pairs too) or \/ \" \\, or an HTML character reference
-// (&#NN; &#xHH; &amp; &lt; &gt; &quot; &apos;), so mixed forms match too.
+// server may wrap them in. The text is searched once as it is, and, when it
+// holds an escape byte, once more as a decoded view in which every %XX
+// escape (either case), JSON \uXXXX escape (surrogate
+// pairs too) or \/ \" \\, and HTML character reference (&#NN; &#xHH; &amp;
+// &lt; &gt; &quot; &apos;) stands for the character it encodes, so mixed
+// forms match too; a match in the view redacts the escapes it came from.
 // Base64 is matched as the fragments that any embedding of the value
-// produces, in its three alignments, standard and URL alphabets.
+// produces, in its three alignments, standard and URL alphabets. All
+// patterns are searched together (a Wu-Manber scan), so the cost hardly
+// grows with their number.
 type redactor struct {
-	mu      sync.RWMutex
-	known   map[string]bool
-	secrets []string // matched unit by unit
-	frags   []string // base64 fragments, matched literally
-	start   [256]bool
+	mu    sync.RWMutex
+	known map[string]bool
+	pats  []string // values and base64 fragments
+	m     *multi
 }
 
 func newRedactor() *redactor {
-	r := &redactor{known: map[string]bool{}}
-	for _, c := range []byte{'%', '\\', '&'} {
-		r.start[c] = true
-	}
-	return r
+	return &redactor{known: map[string]bool{}, m: newMulti(nil)}
 }
 
 // add registers a credential value (and the token after an auth scheme,
@@ -78,13 +77,11 @@ func (r *redactor) addLocked(v string) {
 		return
 	}
 	r.known[v] = true
-	r.secrets = append(r.secrets, v)
-	r.start[v[0]] = true
-	if v[0] == ' ' {
-		r.start['+'] = true
+	r.pats = append(r.pats, v)
+	if strings.IndexByte(v, ' ') >= 0 {
+		// A form-encoded space; the decoded view keeps "+" as it is.
+		r.pats = append(r.pats, strings.ReplaceAll(v, " ", "+"))
 	}
-	// Longest first, so a value wins over a shorter one inside it.
-	slices.SortStableFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
 	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 		for k := 0; k < 3; k++ {
 			buf := make([]byte, k+len(v))
@@ -95,20 +92,19 @@ func (r *redactor) addLocked(v string) {
 			if to-from < minFragment || to > len(s) {
 				continue
 			}
-			f := s[from:to]
-			if f == v || slices.Contains(r.frags, f) {
-				continue
+			if f := s[from:to]; !slices.Contains(r.pats, f) {
+				r.pats = append(r.pats, f)
 			}
-			r.frags = append(r.frags, f)
 		}
 	}
+	r.m = newMulti(r.pats)
 }
 
 // empty reports whether no value is registered.
 func (r *redactor) empty() bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.secrets) == 0
+	return len(r.pats) == 0
 }
 
 type span struct{ from, to int }
@@ -165,83 +161,60 @@ func splice(b []byte, spans []span) []byte {
 
 // find collects the spans of b holding a credential. The caller holds r.mu.
 func (r *redactor) find(b string) []span {
-	var spans []span
-	for _, f := range r.frags {
-		spans = indexAll(b, f, spans)
+	if len(r.pats) == 0 {
+		return nil
 	}
+	spans := r.m.search(b, nil)
 	escaped := false
-	for _, c := range []byte{'%', '\\', '&', '+'} {
+	for _, c := range []byte{'%', '\\', '&'} {
 		if strings.IndexByte(b, c) >= 0 {
 			escaped = true
 			break
 		}
 	}
 	if !escaped {
-		for _, s := range r.secrets {
-			spans = indexAll(b, s, spans)
-		}
 		return spans
 	}
-	for i := 0; i < len(b); i++ {
-		if !r.start[b[i]] {
-			continue
+	view, idx := decodeView(b)
+	for _, s := range r.m.search(string(view), nil) {
+		from := int(idx[s.from])
+		// Extend the end to the end of the escape it falls in.
+		k := s.to
+		for k < len(view) && idx[k] == idx[s.to-1] {
+			k++
 		}
-		for _, s := range r.secrets {
-			if end := matchAt(b, i, s); end > 0 {
-				spans = append(spans, span{i, end})
-				i = end - 1
-				break
-			}
+		to := len(b)
+		if k < len(view) {
+			to = int(idx[k])
 		}
-	}
-	// The raw form too, where an escape-looking byte in a value confused
-	// the unit matcher.
-	for _, s := range r.secrets {
-		if strings.ContainsAny(s, "%\\&+") {
-			spans = indexAll(b, s, spans)
-		}
+		spans = append(spans, span{from, to})
 	}
 	return spans
 }
 
-func indexAll(b, s string, spans []span) []span {
-	off := 0
-	for off < len(b) {
-		i := strings.Index(b[off:], s)
-		if i < 0 {
-			break
-		}
-		spans = append(spans, span{off + i, off + i + len(s)})
-		off += i + len(s)
-	}
-	return spans
-}
-
-// matchAt matches secret s at b[i:] unit by unit and returns the end of the
-// match, or -1.
-func matchAt(b string, i int, s string) int {
-	p, j := i, 0
-	for j < len(s) {
-		if p >= len(b) {
-			return -1
-		}
+// decodeView decodes every escape of b; idx[k] is the offset in b of the
+// escape (or byte) that view[k] comes from.
+func decodeView(b string) ([]byte, []int32) {
+	view := make([]byte, 0, len(b))
+	idx := make([]int32, 0, len(b))
+	var buf [4]byte
+	for p := 0; p < len(b); {
 		c := b[p]
-		if c == '%' || c == '\\' || c == '&' || c == '+' {
-			var buf [4]byte
-			n, w := decodeUnit(b, p, &buf)
-			if w > 0 && j+n <= len(s) && string(buf[:n]) == s[j:j+n] {
+		if c == '%' || c == '\\' || c == '&' {
+			if n, w := decodeUnit(b, p, &buf); w > 0 {
+				for k := 0; k < n; k++ {
+					view = append(view, buf[k])
+					idx = append(idx, int32(p))
+				}
 				p += w
-				j += n
 				continue
 			}
 		}
-		if c != s[j] {
-			return -1
-		}
+		view = append(view, c)
+		idx = append(idx, int32(p))
 		p++
-		j++
 	}
-	return p
+	return view, idx
 }
 
 func hexVal(c byte) (byte, bool) {
@@ -275,9 +248,6 @@ func hex4(b string, p int) (rune, bool) {
 // of input; w == 0 when b[p] starts no escape.
 func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 	switch b[p] {
-	case '+':
-		buf[0] = ' '
-		return 1, 1
 	case '%':
 		if p+2 < len(b) {
 			h, ok1 := hexVal(b[p+1])

@@ -1,0 +1,158 @@
+package proxy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func writeFile(t *testing.T, name, text string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(text), mode))
+	require.NoError(t, os.Chmod(p, mode))
+	return p
+}
+
+func TestLoadSecrets(t *testing.T) {
+	p := writeFile(t, "secrets.yaml", `
+card:
+  cookies: { JSESSIONID: "s3cr3t-session" }
+  headers: { Authorization: "Bearer t0ken" }
+portal:
+  headers: { synjones-auth: "bearer abc.def.ghi" }
+`, 0o644)
+	s, err := LoadSecrets(p)
+	require.NoError(t, err)
+	assert.Equal(t, "s3cr3t-session", s["card"].Cookies["JSESSIONID"])
+	assert.Equal(t, "Bearer t0ken", s["card"].Headers["Authorization"])
+	assert.Equal(t, "bearer abc.def.ghi", s["portal"].Headers["Synjones-Auth"], "header names are canonical")
+
+	for text, want := range map[string]string{
+		"card:\n  cookie: {a: bcdefgh}\n":            `unknown key "cookie" in secrets of "card" (did you mean "cookies"?)`,
+		"card:\n  cookies: {a: 123456}\n":            `must be a string`,
+		"card:\n  cookies: {a: \"x\"}\n":             `shorter than 4`,
+		"card:\n  cookies: {a: \"abc;def=1\"}\n":     `may not hold`,
+		"card:\n  headers: {Host: \"evilhost\"}\n":   `cannot hold a credential`,
+		"card:\n  headers: {X: \"ab\\r\\ncdef\"}\n":  `control character`,
+		"Card:\n  cookies: {a: bcdefgh}\n":           `service name "Card"`,
+		"card: &x\n  cookies: {a: bcdefgh}\nb: *x\n": `anchors`,
+		"card:\n  cookies: {a: bcdefgh}\ncard: {}\n": `duplicate key`,
+		"- card\n": `must be a mapping`,
+		"card:\n  cookies: {a: \"s3cr3t-VALUE-zz\", a: \"other-VALUE\"}\n": `duplicate key`,
+	} {
+		p := writeFile(t, "s.yaml", text, 0o600)
+		_, err := LoadSecrets(p)
+		require.Error(t, err, text)
+		assert.Contains(t, err.Error(), want, text)
+		assert.Contains(t, err.Error(), p+":", "errors carry FILE:LINE:COL")
+		for _, v := range []string{"bcdefgh", "abc;def", "evilhost", "s3cr3t-VALUE-zz", "other-VALUE"} {
+			assert.NotContains(t, err.Error(), v, "an error quotes a secret value")
+		}
+	}
+}
+
+func TestKeystoreFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "home", "keystore.json")
+	ks, err := OpenKeystore(path)
+	require.NoError(t, err)
+	_, ok := ks.Get("card")
+	assert.False(t, ok)
+	require.NoError(t, ks.Put("card", &ServiceSecrets{Headers: map[string]string{"synjones-auth": cardToken}}))
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	require.NoError(t, ks.Update("portal", map[string]string{"SESSION": portalSess}))
+	require.NoError(t, ks.Update("portal", map[string]string{"JSESSIONID": portalJSess}))
+
+	ks2, err := OpenKeystore(path)
+	require.NoError(t, err)
+	ss, ok := ks2.Get("portal")
+	require.True(t, ok)
+	assert.Equal(t, map[string]string{"SESSION": portalSess, "JSESSIONID": portalJSess}, ss.Cookies)
+	assert.Equal(t, []string{"card", "portal"}, ks2.Services())
+	require.NoError(t, ks2.Delete("card"))
+	ks3, err := OpenKeystore(path)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"portal"}, ks3.Services())
+	// No temp file is left behind.
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	assert.Len(t, ents, 1)
+
+	// A value from Get never changes under its reader (copy on write).
+	before, _ := ks3.Get("portal")
+	require.NoError(t, ks3.Update("portal", map[string]string{"SESSION": "portalSess-NEW-000111"}))
+	assert.Equal(t, portalSess, before.Cookies["SESSION"])
+	// Unstorable refreshed values are refused without quoting them.
+	err = ks3.Update("portal", map[string]string{"SESSION": "a;b"})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "a;b")
+}
+
+func TestKeystoreRefusesLooseFiles(t *testing.T) {
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o660} {
+		p := writeFile(t, "keystore.json", `{"version":1,"services":{}}`, mode)
+		_, err := OpenKeystore(p)
+		require.Error(t, err, mode)
+		assert.Contains(t, err.Error(), "chmod 600")
+	}
+	dir := t.TempDir()
+	target := writeFile(t, "real.json", `{"version":1,"services":{}}`, 0o600)
+	link := filepath.Join(dir, "keystore.json")
+	require.NoError(t, os.Symlink(target, link))
+	_, err := OpenKeystore(link)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a regular file")
+
+	for text, want := range map[string]string{
+		`{"version":2,"services":{}}`: "version 2",
+		`{"version":1,"services":{"card":{"cookies":{"a":"s3cr3tvalue"}}},"x":1}`: "not valid keystore JSON",
+		`{"version":1,"services":{"card":{"cookies":{"a":"s3"}}}}`:                "shorter",
+		`not json s3cr3tvalue`: "not valid keystore JSON",
+	} {
+		p := writeFile(t, "keystore.json", text, 0o600)
+		_, err := OpenKeystore(p)
+		require.Error(t, err, text)
+		assert.Contains(t, err.Error(), want)
+		assert.NotContains(t, err.Error(), "s3cr3tvalue")
+	}
+}
+
+func TestKeystoreConcurrentUpdates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keystore.json")
+	ks, err := OpenKeystore(path)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			name := "c" + strings.Repeat("x", i)
+			assert.NoError(t, ks.Update("portal", map[string]string{name: "value-" + name}))
+			ks.Get("portal")
+		}(i)
+	}
+	wg.Wait()
+	ks2, err := OpenKeystore(path)
+	require.NoError(t, err)
+	ss, _ := ks2.Get("portal")
+	assert.Len(t, ss.Cookies, 16)
+}
+
+func TestMemKeystore(t *testing.T) {
+	src := testSecrets()
+	ks := MemKeystore(src)
+	ss, ok := ks.Get("card")
+	require.True(t, ok)
+	assert.Equal(t, cardToken, ss.Headers["Synjones-Auth"])
+	require.NoError(t, ks.Update("portal", map[string]string{"SESSION": "fresh-value-1234"}))
+	ss, _ = ks.Get("portal")
+	assert.Equal(t, "fresh-value-1234", ss.Cookies["SESSION"])
+	assert.Equal(t, portalSess, src["portal"].Cookies["SESSION"], "the secrets file's content is not changed")
+}
