@@ -236,22 +236,21 @@ func Cut(b []byte, max int) ([]byte, bool) {
 	if n <= max {
 		return b, false
 	}
-	keep := max
-	for keep > 0 {
-		text := prefixRunes(b, keep)
-		out, _ := steps.Encode(map[string]any{"truncated": true, "characters": n, "text": text, "note": TruncatedNote}, 4)
-		got := utf8.RuneCount(out)
-		if got <= max {
-			return out, true
-		}
-		next := keep * (max - 100) / got
-		if next >= keep {
-			next = keep - (got - max)
-		}
-		keep = next
+	wrap := func(keep int) []byte {
+		out, _ := steps.Encode(map[string]any{"truncated": true, "characters": n, "text": prefixRunes(b, keep), "note": TruncatedNote}, 4)
+		return out
 	}
-	out, _ := steps.Encode(map[string]any{"truncated": true, "characters": n, "text": "", "note": TruncatedNote}, 4)
-	return out, true
+	// The longest start whose wrapper fits: binary search.
+	lo, hi := 0, max
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if utf8.RuneCount(wrap(mid)) <= max {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return wrap(lo), true
 }
 
 func prefixRunes(b []byte, n int) string {

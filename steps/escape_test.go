@@ -54,7 +54,7 @@ func TestTemplatesCannotEscape(t *testing.T) {
 	}))
 	defer srv.Close()
 	files := manifest.Files{
-		"PLUGIN.md": []byte("---\nid: esc\nname: E\ndescription: E.\nversion: 1.0.0\naccess:\n  campus:\n    - service: portal\n      paths: [/api/rooms/]\n  web: [http://news.example.edu.cn]\n---\nI.\n"),
+		"PLUGIN.md":         []byte("---\nid: esc\nname: E\ndescription: E.\nversion: 1.0.0\naccess:\n  campus:\n    - service: portal\n      paths: [/api/rooms/]\n  web: [http://news.example.edu.cn]\n---\nI.\n"),
 		"tools/campus.yaml": []byte("description: T.\neffect: read\nsteps:\n  - request:\n      service: portal\n      path: /api/rooms/${ $input.v }/free\n"),
 		"tools/web.yaml":    []byte("description: T.\neffect: read\nsteps:\n  - request:\n      url: http://news.example.edu.cn/n/${ $input.v }/x?q=${ $input.v }\n"),
 	}

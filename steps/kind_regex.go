@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/itchyny/gojq"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -81,7 +83,7 @@ func (s *regexStep) Run(ctx context.Context, f *Frame) (any, error) {
 	}
 	str, ok := v.(string)
 	if !ok {
-		return nil, fmt.Errorf("regex needs a string, got %T", v)
+		return nil, fmt.Errorf("regex needs a string, got %s", gojq.TypeOf(v))
 	}
 	if !s.all {
 		m := s.re.FindStringSubmatchIndex(str)

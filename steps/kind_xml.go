@@ -126,7 +126,6 @@ func (n *xnode) textOf(max int) string {
 func parseXML(text string, lim *Limits) (*xnode, error) {
 	d := xml.NewDecoder(strings.NewReader(text))
 	d.Strict = false
-	d.AutoClose = xml.HTMLAutoClose
 	d.Entity = xml.HTMLEntity
 	root := &xnode{}
 	cur := root

@@ -2,9 +2,9 @@ package steps_test
 
 import (
 	"bufio"
-	"flag"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,8 +56,8 @@ func TestCases(t *testing.T) {
 
 type caseFile struct {
 	access, tool, input, limits, kv, kvWant string
-	serve                                  map[string]string
-	want, errWant, lint, requests          *string
+	serve                                   map[string]string
+	want, errWant, lint, requests           *string
 }
 
 func readCase(t testing.TB, file string) *caseFile {
@@ -155,6 +155,16 @@ func serve(t testing.TB, responses map[string]string) *server {
 		resp, ok := responses[r.URL.RequestURI()]
 		if !ok {
 			resp, ok = responses[r.URL.Path]
+		}
+		if !ok {
+			// A key ending in / serves every path below it.
+			best := ""
+			for k := range responses {
+				if strings.HasSuffix(k, "/") && strings.HasPrefix(r.URL.Path, k) && len(k) > len(best) {
+					best = k
+				}
+			}
+			resp, ok = responses[best]
 		}
 		if !ok {
 			http.Error(w, "not served: "+r.URL.RequestURI(), http.StatusNotFound)
