@@ -113,14 +113,20 @@ func dirBytes(dir string) int64 {
 
 // BenchmarkInstallFolder fetches one plugin folder with FetchGit, hashes it
 // and stores it in a fresh store.
-func BenchmarkInstallFolder(b *testing.B) {
+func BenchmarkInstallFolder(b *testing.B) { benchInstall(b, false) }
+
+// BenchmarkInstallFolderDepth1 is the fallback for servers without partial
+// fetches: a depth-1 fetch of the whole tip.
+func BenchmarkInstallFolderDepth1(b *testing.B) { benchInstall(b, true) }
+
+func benchInstall(b *testing.B, noFilter bool) {
 	s := benchServer(b)
 	l := mustLink(b, "https://github.com/acme/plugins200/tree/main/plugins/p100")
 	var disk int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		home := b.TempDir()
-		res, err := FetchGit(context.Background(), l, GitOptions{Base: s.Base()})
+		res, err := FetchGit(context.Background(), l, GitOptions{Base: s.Base(), NoFilter: noFilter})
 		if err != nil {
 			b.Fatal(err)
 		}
