@@ -19,7 +19,7 @@ var paginateSpec = Spec{
 		{Name: "next", Type: "jq", Required: true, Doc: "on each response (the request's output, with $cursor): the next cursor; null, false or nothing stops"},
 		{Name: "items", Type: "jq", Default: ".body", Doc: "on each response: the page's items (an array)"},
 		{Name: "cursor", Type: "name", Default: "cursor", Doc: "the cursor's variable name"},
-		{Name: "maxPages", Type: "int", Default: "10", Doc: "pages to fetch at most (ceiling: the pages limit)"},
+		{Name: "maxPages", Type: "int", Doc: "pages to fetch at most (default and ceiling: the pages limit)"},
 		{Name: "maxItems", Type: "int", Doc: "items to collect at most (default and ceiling: the items limit)"},
 		{Name: "budget", Type: "duration", Doc: "stop asking for more pages once this much time has passed"},
 	},
@@ -50,7 +50,7 @@ func decodePaginate(c *Compiler, n *yaml.Node) Step {
 	if !ok {
 		return nil
 	}
-	s := &paginateStep{maxPages: min(10, c.Limits.Pages), maxItems: c.Limits.Items}
+	s := &paginateStep{maxPages: c.Limits.Pages, maxItems: c.Limits.Items}
 	good := true
 	if f, ok := m.Get("start"); ok {
 		s.start = c.CompileJQ(f.Value, "start")
