@@ -114,6 +114,8 @@ func TestCheckNotDue(t *testing.T) {
 	require.EqualValues(t, 2, s.listings.Load())
 }
 
+// TestCheckVerdicts runs one case per verdict through a real server; the
+// rules themselves are tested by TestDiffRules and TestDecide.
 func TestCheckVerdicts(t *testing.T) {
 	base := plugin("a", "a", "1.0.0", cardFront, map[string]string{"x": "read"})
 	for _, c := range []struct {
@@ -125,11 +127,7 @@ func TestCheckVerdicts(t *testing.T) {
 		change  string
 	}{
 		{"narrower is applied", plugin("a", "a", "1.1.0", strings.Replace(cardFront, "  abilities: [kv]\n", "", 1), map[string]string{"x": "read"}), StatusApply, false, false, "access.abilities"},
-		{"text only is applied", plugin("a", "a", "1.0.1", cardFront+"icon: 🍚\n", map[string]string{"x": "read"}), StatusApply, false, false, "icon"},
-		{"new read tool is applied", plugin("a", "a", "1.1.0", cardFront, map[string]string{"x": "read", "y": "read"}), StatusApply, false, false, "tools.y"},
 		{"wider is pending", plugin("a", "a", "1.1.0", strings.Replace(cardFront, "paths: [/api/]", "paths: [/]", 1), map[string]string{"x": "read"}), StatusPending, true, false, "access.campus.card.paths"},
-		{"new money tool is pending", plugin("a", "a", "2.0.0", cardFront, map[string]string{"x": "read", "pay": "money"}), StatusPending, true, false, "tools.pay"},
-		{"lower version is held", plugin("a", "a", "0.9.0", strings.Replace(cardFront, "  abilities: [kv]\n", "", 1), map[string]string{"x": "read"}), StatusHeld, false, true, "version"},
 		{"same version other content is held", plugin("a", "a", "1.0.0", cardFront, map[string]string{"x": "read", "y": "read"}), StatusHeld, false, true, "tools.y"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
