@@ -169,7 +169,7 @@ func (s *Store) Install(ctx context.Context, e Entry, files manifest.Files, repl
 	if e.ID == "" {
 		return errors.New("install: no id")
 	}
-	return s.Update(ctx, func(tx *Tx) error {
+	err := s.Update(ctx, func(tx *Tx) error {
 		if old, ok := tx.State.Plugins[e.ID]; ok && old.Link != e.Link && !replace {
 			return fmt.Errorf("%w: %q is installed from %s, not %s (use --replace to replace it)", ErrOtherLink, e.ID, old.Link, e.Link)
 		}
@@ -196,6 +196,10 @@ func (s *Store) Install(ctx context.Context, e Entry, files manifest.Files, repl
 		tx.State.Plugins[e.ID] = &ne
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return s.Clean(ctx)
 }
 
 // Remove forgets an installed plugin (ErrNotInstalled if there is none) and
