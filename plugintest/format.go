@@ -57,6 +57,7 @@ type Case struct {
 	Tainted   bool
 	Approve   bool
 	Prefs     map[string]any
+	KV        map[string]any // the plugin's store before the call
 	Secrets   proxy.Secrets
 	Exchanges []*Exchange
 	Expect    Expect
@@ -93,6 +94,7 @@ type Expect struct {
 	Error     string
 	Status    string
 	Refused   string
+	KV        map[string]any // keys of the plugin's store after the call (null: absent)
 }
 
 // Assertion is a jq program that must yield true, or (with HasEquals) a
@@ -107,11 +109,11 @@ type Assertion struct {
 
 var (
 	fileKeys     = []string{"trust", "secrets", "cases"}
-	caseKeys     = []string{"name", "tool", "input", "actor", "trust", "tainted", "approve", "prefs", "secrets", "exchanges", "expect"}
+	caseKeys     = []string{"name", "tool", "input", "actor", "trust", "tainted", "approve", "prefs", "kv", "secrets", "exchanges", "expect"}
 	exchangeKeys = []string{"request", "response", "repeat"}
 	requestKeys  = []string{"service", "method", "path", "query", "form", "json", "session"}
 	responseKeys = []string{"status", "headers", "json", "body", "charset"}
-	expectKeys   = []string{"output", "jq", "error", "status", "refused"}
+	expectKeys   = []string{"output", "jq", "error", "status", "refused", "kv"}
 	secretKeys   = []string{"cookies", "headers"}
 	refusals     = []string{"unknown_tool", "unavailable", "disabled", "user_only", "scheduler_not_read", "mode_off",
 		"scheduler_ask", "always_ask", "mode_ask", "tainted", "bad_input", "declined", "no_approver", "any"}
@@ -255,6 +257,10 @@ func parseCase(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, i int, l *diag.Li
 	if x, ok := m.Get("prefs"); ok {
 		c.Prefs = object(d, x.Value, "prefs", l)
 		good = good && c.Prefs != nil
+	}
+	if x, ok := m.Get("kv"); ok {
+		c.KV = object(d, x.Value, "kv", l)
+		good = good && c.KV != nil
 	}
 	if s, sn := str("actor"); sn != nil {
 		if s != "user" && s != "agent" && s != "scheduler" {
@@ -565,7 +571,7 @@ func parseExpect(d *yamlx.Doc, n *yaml.Node, e *Expect, l *diag.List) bool {
 		return false
 	}
 	if len(m.Fields) == 0 {
-		l.Errorf(d.NodePos(n), "expect needs output, jq, error, status or refused")
+		l.Errorf(d.NodePos(n), "expect needs output, jq, error, status, refused or kv")
 		return false
 	}
 	good := true
@@ -604,6 +610,15 @@ func parseExpect(d *yamlx.Doc, n *yaml.Node, e *Expect, l *diag.List) bool {
 		}
 		good = good && ok
 		e.Refused = s
+	}
+	if x, ok := m.Get("kv"); ok {
+		if e.KV = object(d, x.Value, "expect.kv", l); e.KV == nil {
+			good = false
+		} else {
+			for k, v := range e.KV {
+				e.KV[k] = normalize(v)
+			}
+		}
 	}
 	if x, ok := m.Get("jq"); ok {
 		if x.Value.Kind != yaml.SequenceNode {

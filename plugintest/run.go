@@ -192,6 +192,11 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 	}
 	px := proxy.New(proxy.Config{Catalogue: cat, Keystore: proxy.MemKeystore(c.Secrets), Resolve: resolve})
 	kv := &steps.MemKV{}
+	for _, k := range sortedKeys(c.KV) {
+		if err := kv.Set(k, steps.FromGo(normalize(c.KV[k]))); err != nil {
+			return []string{"the case's kv cannot be stored: " + err.Error()}
+		}
+	}
 	runner := registry.RunnerFunc(func(ctx context.Context, req registry.RunRequest) (any, error) {
 		call := px.NewCall(p.ID, p.Access)
 		prefs := req.Prefs
@@ -238,6 +243,7 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 	}
 	var fails []string
 	fails = append(fails, check(c, &out)...)
+	fails = append(fails, checkKV(c, kv)...)
 	fails = append(fails, rp.takeProblems()...)
 	if out.refused == nil && out.err == nil {
 		for _, e := range rp.unused() {
@@ -364,6 +370,30 @@ func leaks(c *Case, o *outcome) []string {
 					out = append(out, fmt.Sprintf("the %s %s of %s (a session value) appears in the output", kind.what, name, svc))
 				}
 			}
+		}
+	}
+	return out
+}
+
+// checkKV compares the listed keys of the plugin's store after the call.
+func checkKV(c *Case, kv *steps.MemKV) []string {
+	var out []string
+	for _, k := range sortedKeys(c.Expect.KV) {
+		v, ok, err := kv.Get(k)
+		if err != nil {
+			out = append(out, fmt.Sprintf("the store's key %q cannot be read: %v", k, err))
+			continue
+		}
+		var got any
+		if ok {
+			b, err := steps.Encode(v, 256)
+			if err != nil || json.Unmarshal(b, &got) != nil {
+				out = append(out, fmt.Sprintf("the store's key %q does not hold JSON", k))
+				continue
+			}
+		}
+		if want := c.Expect.KV[k]; !equal(want, got) {
+			out = append(out, fmt.Sprintf("the store's key %q differs:\n%s", k, indent(diffLines(pretty(want), pretty(got)), "  ")))
 		}
 	}
 	return out
