@@ -120,7 +120,7 @@ func (s *Sheet) WriteText(w io.Writer, colour bool) error {
 			text += " (" + t.TitleEn + ")"
 		}
 		effect := string(t.Effect) + ": " + t.EffectAbout.String()
-		if t.Effect != "read" {
+		if t.Effect != "read" && !t.Wider {
 			effect = p.style(ansiBold, effect)
 		}
 		text += " — " + effect
