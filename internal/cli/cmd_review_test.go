@@ -150,3 +150,30 @@ func TestDiffCommand(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.NotEmpty(t, errs)
 }
+
+func TestReviewAndDiffLinks(t *testing.T) {
+	s := newUpdGitServer(t)
+	r := s.repo("alice/plugins")
+	commit := s.commit(r, map[string]string{"canteen/PLUGIN.md": reviewDoc, "canteen/tools/topup.yaml": payTool})
+	env := map[string]string{"HARNESS_GIT_BASE": s.srv.URL}
+	link := "https://github.com/alice/plugins/tree/main/canteen"
+	code, out, errs := runCLI(t, env, "review", link)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "Link: "+link+" (commit "+commit[:12]+")")
+	require.Contains(t, out, "Trust: 社区")
+
+	code, out, errs = runCLI(t, env, "review", "--json", "https://github.com/pkuinfo/pku-harness-plugins/tree/main/canteen")
+	require.Equal(t, 1, code, "no such repository on the test server")
+	require.Empty(t, out)
+	require.NotEmpty(t, errs)
+	s.commit(s.repo("pkuinfo/pku-harness-plugins"), map[string]string{"canteen/PLUGIN.md": reviewDoc})
+	code, out, errs = runCLI(t, env, "review", "--json", "https://github.com/pkuinfo/pku-harness-plugins/tree/main/canteen")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"trust": "official"`)
+
+	local := writeDoc(t, t.TempDir(), map[string]string{"PLUGIN.md": reviewDoc})
+	code, out, errs = runCLI(t, env, "diff", "--json", local, link)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"wider": true`)
+	require.Contains(t, out, `"path": "tools.topup"`)
+}
