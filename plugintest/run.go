@@ -204,7 +204,7 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 			prefs = c.Prefs
 		}
 		res, err := prog.Run(ctx, req.Tool, req.Input,
-			interpreter.WithTransport(&ProxyTransport{Call: call}), interpreter.WithRedact(call.Redact),
+			interpreter.WithTransport(interpreter.ProxyTransport{Call: call}), interpreter.WithRedact(call.Redact),
 			interpreter.WithKV(kv), interpreter.WithPrefs(prefs))
 		if err != nil {
 			return nil, err
