@@ -6,9 +6,9 @@ import (
 	"sort"
 	"testing"
 
-	official "github.com/pkuinfo/harness/plugins-official"
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
+	official "github.com/pkuinfo/harness/plugins-official"
 	"github.com/pkuinfo/harness/plugintest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
