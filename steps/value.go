@@ -66,68 +66,60 @@ func depthOK(v any, left int) bool {
 
 // DecodeJSON parses one JSON value into the values jq works on (int when an
 // integer fits, *big.Int when it does not, float64 otherwise), refusing
-// nesting deeper than maxDepth.
+// nesting deeper than maxDepth. (encoding/json bounds its own recursion at
+// 10000 levels, so the parse itself cannot overflow the stack.)
 func DecodeJSON(b []byte, maxDepth int) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	v, err := decodeValue(dec, maxDepth)
-	if err != nil {
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("more than one JSON value")
 	}
+	v, ok := numbers(v, maxDepth)
+	if !ok {
+		return nil, &LimitError{Limit: "depth", Max: int64(maxDepth), What: "the JSON's nesting"}
+	}
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder, left int) (any, error) {
-	return decodeValueMax(dec, left, left)
-}
-
-func decodeValueMax(dec *json.Decoder, left, max int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if left <= 0 {
-			return nil, &LimitError{Limit: "depth", Max: int64(max), What: "the JSON's nesting"}
-		}
-		switch t {
-		case '[':
-			out := []any{}
-			for dec.More() {
-				v, err := decodeValueMax(dec, left-1, max)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, v)
-			}
-			_, err := dec.Token()
-			return out, err
-		case '{':
-			out := map[string]any{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := decodeValueMax(dec, left-1, max)
-				if err != nil {
-					return nil, err
-				}
-				out[k.(string)] = v
-			}
-			_, err := dec.Token()
-			return out, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
+// numbers converts json.Number in place and checks the nesting.
+func numbers(v any, left int) (any, bool) {
+	switch x := v.(type) {
 	case json.Number:
-		return number(string(t)), nil
-	default:
-		return t, nil // nil, bool, string
+		return number(string(x)), true
+	case []any:
+		if left <= 0 {
+			return nil, false
+		}
+		for i, e := range x {
+			switch e.(type) {
+			case json.Number, []any, map[string]any:
+				c, ok := numbers(e, left-1)
+				if !ok {
+					return nil, false
+				}
+				x[i] = c
+			}
+		}
+	case map[string]any:
+		if left <= 0 {
+			return nil, false
+		}
+		for k, e := range x {
+			switch e.(type) {
+			case json.Number, []any, map[string]any:
+				c, ok := numbers(e, left-1)
+				if !ok {
+					return nil, false
+				}
+				x[k] = c
+			}
+		}
 	}
+	return v, true
 }
 
 func number(s string) any {
