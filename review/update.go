@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -141,8 +142,9 @@ func (c *Checker) Check(ctx context.Context, list []Installed) []Result {
 				res[i].fail(err)
 				continue
 			}
-			if repos[u] == nil {
-				repos[u] = &repoRefs{}
+			key := strings.ToLower(u) // GitHub names are case-insensitive
+			if repos[key] == nil {
+				repos[key] = &repoRefs{url: u}
 			}
 		case fetch.KindLocal:
 			res[i].fail(errors.New("a local path has no updates: reinstall it"))
@@ -157,7 +159,7 @@ func (c *Checker) Check(ctx context.Context, list []Installed) []Result {
 		rr := repos[urls[k]]
 		ctx, cancel := context.WithTimeout(ctx, c.timeout())
 		defer cancel()
-		rr.refs, rr.err = fetch.ListRefs(ctx, urls[k], c.GitClient)
+		rr.refs, rr.err = fetch.ListRefs(ctx, rr.url, c.GitClient)
 	})
 
 	each(len(todo), par, func(k int) {
@@ -201,7 +203,7 @@ func (c *Checker) checkOne(ctx context.Context, in Installed, l *fetch.Link, rep
 	switch l.Kind {
 	case fetch.KindGitHub:
 		u, _ := l.CloneURL(c.GitBase)
-		rr := repos[u]
+		rr := repos[strings.ToLower(u)]
 		if rr.err != nil {
 			r.fail(rr.err)
 			return
@@ -307,6 +309,7 @@ func (c *Checker) judge(in Installed, files manifest.Files, r *Result) {
 }
 
 type repoRefs struct {
+	url  string
 	refs map[string]plumbing.Hash
 	err  error
 }

@@ -78,10 +78,18 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 				return Exit(ExitFailed, err)
 			}
 			var list []review.Installed
+			var skipped []updateReport
 			for _, id := range sortedIDs(state) {
-				if in, ok := review.InstalledFrom(state.Plugins[id]); ok {
+				e := state.Plugins[id]
+				if in, ok := review.InstalledFrom(e); ok {
 					list = append(list, in)
+					continue
 				}
+				why := "installed from a local path: install it again to update it"
+				if e.Quarantined != "" {
+					why = "quarantined: install it again"
+				}
+				skipped = append(skipped, updateReport{ID: id, Status: "skipped", Warning: why, Changes: []string{}})
 			}
 			c := &review.Checker{Now: now, Force: force, GitBase: app.Getenv("HARNESS_GIT_BASE"), Load: review.LoadFrom(st)}
 			results := c.Check(ctx, list)
@@ -100,12 +108,16 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 				}
 				reports[i] = rep
 			}
+			reports = append(reports, skipped...)
 			if asJSON {
 				enc := json.NewEncoder(app.Stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(reports)
 			}
 			printUpdates(app, list, results, check)
+			for _, r := range skipped {
+				fmt.Fprintf(app.Stdout, "%s: not checked: %s\n", r.ID, r.Warning)
+			}
 			return nil
 		},
 	}

@@ -300,3 +300,18 @@ func TestUpdateURL(t *testing.T) {
 	require.Contains(t, out, "news: check failed")
 	require.Equal(t, "1.2.0", loadState(t, home).Plugins["news"].Version)
 }
+
+func TestUpdateSkipsLocalPaths(t *testing.T) {
+	home := t.TempDir()
+	dir := writeDoc(t, t.TempDir(), map[string]string{"PLUGIN.md": updDoc("mine", "1.0.0", "", "")})
+	installAt(t, home, dir, "", time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	code, out, errs := runCLI(t, map[string]string{"HARNESS_HOME": home}, "update")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "mine: not checked: installed from a local path")
+	code, out, _ = runCLI(t, map[string]string{"HARNESS_HOME": home}, "update", "--json")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"status": "skipped"`)
+	code, _, errs = runCLI(t, map[string]string{"HARNESS_HOME": home}, "accept", "mine")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "no pending update")
+}
