@@ -171,3 +171,33 @@ func ResolveRef(refs map[string]plumbing.Hash, refPath string) (Resolved, error)
 	}
 	return Resolved{}, fmt.Errorf("no branch or tag matches %q (expected REF/PATH with REF a branch, a tag or a full 40-hex commit id)", truncate(refPath, 120))
 }
+
+// CheckGit reports whether the ref an installed GitHub entry follows now
+// names another commit, with one ref listing per repository through cache
+// (no object is fetched). base is HARNESS_GIT_BASE ("" for GitHub). An entry
+// pinned to a commit never changes; a ref that is gone is an error.
+func CheckGit(ctx context.Context, cache *RefCache, base string, e *Entry) (changed bool, commit string, err error) {
+	if e.Kind != KindGitHub {
+		return false, "", fmt.Errorf("%s is not a GitHub link", e.Link)
+	}
+	if e.Ref == "" {
+		return false, e.Commit, nil
+	}
+	l, err := ParseLink(e.Link)
+	if err != nil {
+		return false, "", err
+	}
+	repoURL, err := l.CloneURL(base)
+	if err != nil {
+		return false, "", err
+	}
+	refs, err := cache.Refs(ctx, repoURL)
+	if err != nil {
+		return false, "", err
+	}
+	h, ok := refs[e.Ref]
+	if !ok {
+		return false, "", fmt.Errorf("%s: %s is gone from the repository", e.Link, e.Ref)
+	}
+	return h.String() != e.Commit, h.String(), nil
+}
