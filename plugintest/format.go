@@ -296,7 +296,7 @@ func parseCase(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, i int, l *diag.Li
 		}
 	}
 	if x, ok := m.Get("expect"); !ok {
-		l.Errorf(c.Pos, "case %q needs expect: output, jq, error, status or refused", c.Name)
+		l.Errorf(c.Pos, "case %q needs expect: output, jq, error, status, refused or kv", c.Name)
 		good = false
 	} else if !parseExpect(d, x.Value, &c.Expect, l) {
 		good = false
