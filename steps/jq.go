@@ -128,7 +128,7 @@ func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l 
 				off = i
 			}
 			msg = "unknown variable " + name + " (visible here: " + strings.Join(vars, ", ") + ")"
-			if s := yamlx.Suggest(name, vars); s != "" {
+			if s := yamlx.Suggest(name, vars); s != "" && len(name) > 1 && len(s) > 1 && s[1] == name[1] {
 				msg = "unknown variable " + name + " (did you mean " + s + "?)"
 			}
 		} else if strings.HasPrefix(msg, "function not defined: ") {

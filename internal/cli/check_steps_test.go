@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLintSteps is the golden test of step diagnostics through harness lint.
+func TestLintSteps(t *testing.T) {
+	ar, err := txtar.ParseFile(filepath.Join("testdata", "lint_steps.txtar"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var want string
+	for _, f := range ar.Files {
+		if f.Name == "want" {
+			want = string(f.Data)
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, f.Data, 0o644))
+	}
+	code, out, errs := runCLI(t, nil, "lint", dir)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, want, errs)
+}
+
+// TestLintSkeleton: the contract's skeleton stays valid.
+func TestLintSkeleton(t *testing.T) {
+	code, _, errs := runCLI(t, nil, "lint", skeletonPath())
+	assert.Equal(t, 0, code, errs)
+	assert.Empty(t, errs)
+}
+
+// TestLintServiceAuthHeader: a header of a built-in service's session is refused.
+func TestLintServiceAuthHeader(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": "---\nid: a\nname: A\ndescription: A.\nversion: 1.0.0\naccess:\n  campus: [" + builtinWithHeader(t) + "]\n---\nI.\n",
+		"tools/x.yaml": "description: X.\neffect: read\nsteps:\n  - request:\n      service: " + builtinWithHeader(t) +
+			"\n      path: /x\n      headers:\n        " + builtinHeader(t) + ": v\n",
+	})
+	code, _, errs := runCLI(t, nil, "lint", dir)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "tools/x.yaml:8:9: header "+builtinHeader(t)+" carries the "+builtinWithHeader(t)+" session")
+}
