@@ -188,6 +188,7 @@ type target struct {
 	ctype   string
 	semKey  string
 	semSize int
+	urlStr  string // url.String(), when known
 }
 
 func (t *target) name() string {
@@ -359,6 +360,10 @@ func (c *Call) campusTarget(t *target, r *Request) error {
 	t.svc = svc
 	t.url = &url.URL{Scheme: svc.origin.scheme, Host: urlHost(svc.origin), Path: cp.decoded, RawPath: cp.escaped,
 		RawQuery: svc.query(cp.query, r.Query)}
+	t.urlStr = svc.origin.str + cp.escaped
+	if t.url.RawQuery != "" {
+		t.urlStr += "?" + t.url.RawQuery
+	}
 	t.semKey = "campus:" + svc.Name
 	t.semSize = svc.Concurrency
 	if t.semSize <= 0 {
@@ -507,12 +512,8 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 	}
 	cur, method, body := t.url, t.method, t.body
 	for hop := 0; ; hop++ {
-		req, err := http.NewRequestWithContext(actx, method, "", nil)
-		if err != nil {
-			return nil, err
-		}
-		req.URL, req.Host = cur, cur.Host
-		req.Header = c.sign(t, cur, body != nil)
+		req := (&http.Request{Method: method, URL: cur, Host: cur.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: c.sign(t, cur, body != nil)}).WithContext(actx)
 		if body != nil {
 			b := body
 			req.Body = io.NopCloser(bytes.NewReader(b))
@@ -623,19 +624,17 @@ func (c *Call) follow(t *target, cur, next *url.URL) *url.URL {
 
 // matchesLogin reports whether u is one of the service's login locations.
 func (s *service) matchesLogin(u *url.URL) bool {
-	for _, p := range s.Login.prefixes() {
-		if strings.HasPrefix(p, "/") {
-			if strings.HasPrefix(u.Path, p) || strings.HasPrefix(u.EscapedPath(), p) {
-				return true
-			}
-			continue
+	for _, p := range s.loginPaths {
+		if strings.HasPrefix(u.Path, p) || (u.RawPath != "" && strings.HasPrefix(u.RawPath, p)) {
+			return true
 		}
-		lu, err := url.Parse(p)
-		if err != nil {
-			continue
-		}
-		if strings.EqualFold(lu.Scheme, u.Scheme) && strings.EqualFold(originOf(lu), originOf(u)) &&
-			strings.HasPrefix(u.EscapedPath(), lu.EscapedPath()) {
+	}
+	if len(s.loginURLs) == 0 {
+		return false
+	}
+	o, ep := originOf(u), u.EscapedPath()
+	for _, l := range s.loginURLs {
+		if o == l.origin && strings.HasPrefix(ep, l.path) {
 			return true
 		}
 	}
@@ -643,6 +642,8 @@ func (s *service) matchesLogin(u *url.URL) bool {
 }
 
 const userAgent = "pku-harness/1"
+
+var userAgentValue = []string{userAgent}
 
 var acceptEncoding = []string{"gzip, deflate"}
 
@@ -725,7 +726,7 @@ func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
 	}
 	h["Accept-Encoding"] = acceptEncoding
 	if _, ok := h["User-Agent"]; !ok {
-		h["User-Agent"] = []string{userAgent}
+		h["User-Agent"] = userAgentValue
 	}
 	return h
 }
@@ -793,7 +794,7 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 	mt, label := mediaType(resp.Header, body)
 	out := &Response{Status: resp.StatusCode, MediaType: mt}
 	if textual(mt) {
-		out.Body = c.p.red.bytes(toUTF8(body, mt, label))
+		out.Body = c.p.red.bytesInPlace(toUTF8(body, mt, label))
 	} else {
 		out.Binary = true
 	}
@@ -815,7 +816,11 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		}
 	}
 	out.Header = h
-	out.URL = c.p.red.string(cur.String())
+	if cur == t.url && t.urlStr != "" {
+		out.URL = c.p.red.string(t.urlStr)
+	} else {
+		out.URL = c.p.red.string(cur.String())
+	}
 	return out, nil
 }
 

@@ -32,6 +32,7 @@ func TestEchoedCredentialsAreRedacted(t *testing.T) {
 	assert.Equal(t, cardToken, h.Header.Get("Synjones-Auth"))
 	assert.Equal(t, "h5", h.Header.Get("Synaccesssource"))
 	assert.Equal(t, "synAccessSource=h5", h.RawQuery)
+	assert.Equal(t, card.URL+"/berserker-app/ykt/tsm/queryCard?synAccessSource=h5", resp.URL)
 	assert.Empty(t, h.Header.Get("Cookie"), "card has no cookies: nothing else may be attached")
 	assert.Empty(t, h.Header.Get("Authorization"), "treehole's Authorization lives on the same origin but must not go to card")
 

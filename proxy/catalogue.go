@@ -432,8 +432,12 @@ type service struct {
 	headers     []string        // canonical auth header names
 	fixed       http.Header     // canonical fixed headers
 	loginStatus map[int]bool
-	fixedQuery  string // Query, encoded
+	fixedQuery  string     // Query, encoded
+	loginPaths  []string   // login prefixes that are paths (any host)
+	loginURLs   []loginURL // login prefixes that are absolute URLs
 }
+
+type loginURL struct{ origin, path string }
 
 func (s *service) isAuthCookie(name string) bool {
 	return s.allCookies || s.cookies[name]
@@ -477,11 +481,14 @@ func compileService(name string, s *Service) (*service, error) {
 	}
 	for _, p := range s.Login.prefixes() {
 		if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") {
+			cs.loginPaths = append(cs.loginPaths, p)
 			continue
 		}
-		if _, err := url.Parse(p); err != nil || !(strings.HasPrefix(p, "https://") || strings.HasPrefix(p, "http://")) {
+		u, err := url.Parse(p)
+		if err != nil || !(strings.HasPrefix(p, "https://") || strings.HasPrefix(p, "http://")) || u.Host == "" {
 			return nil, fmt.Errorf("service %q: login redirect %q must be a path starting with / or an absolute http(s) URL", name, p)
 		}
+		cs.loginURLs = append(cs.loginURLs, loginURL{origin: originOf(u), path: u.EscapedPath()})
 	}
 	for _, st := range s.Login.Status {
 		if st < 100 || st > 599 {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/base64"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -124,6 +125,50 @@ func (r *redactor) bytes(b []byte) []byte {
 	return splice(b, spans)
 }
 
+// bytesInPlace is bytes for a buffer the caller owns: when every match is
+// at least as long as Marker, b is rewritten in place without allocating.
+func (r *redactor) bytesInPlace(b []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	r.mu.RLock()
+	spans := r.find(unsafe.String(unsafe.SliceData(b), len(b)))
+	r.mu.RUnlock()
+	if len(spans) == 0 {
+		return b
+	}
+	spans = mergeSpans(spans)
+	for _, s := range spans {
+		if s.to-s.from < len(Marker) {
+			return splice(b, spans)
+		}
+	}
+	w, last := 0, 0
+	for _, s := range spans {
+		w += copy(b[w:], b[last:s.from])
+		w += copy(b[w:], Marker)
+		last = s.to
+	}
+	w += copy(b[w:], b[last:])
+	return b[:w]
+}
+
+// mergeSpans sorts spans and merges those that overlap or touch.
+func mergeSpans(spans []span) []span {
+	if len(spans) > 1 {
+		slices.SortFunc(spans, func(a, c span) int { return a.from - c.from })
+	}
+	out := spans[:0]
+	for _, s := range spans {
+		if n := len(out); n > 0 && s.from <= out[n-1].to {
+			out[n-1].to = max(out[n-1].to, s.to)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // string is bytes for strings.
 func (r *redactor) string(s string) string {
 	if s == "" {
@@ -140,18 +185,10 @@ func (r *redactor) string(s string) string {
 
 // splice replaces the spans (merged when they overlap or touch) by Marker.
 func splice(b []byte, spans []span) []byte {
-	slices.SortFunc(spans, func(a, c span) int { return a.from - c.from })
+	spans = mergeSpans(spans)
 	out := make([]byte, 0, len(b)+len(spans)*len(Marker))
 	last := 0
-	for k := 0; k < len(spans); k++ {
-		s := spans[k]
-		for k+1 < len(spans) && spans[k+1].from <= s.to {
-			s.to = max(s.to, spans[k+1].to)
-			k++
-		}
-		if s.from < last {
-			s.from = last
-		}
+	for _, s := range spans {
 		out = append(out, b[last:s.from]...)
 		out = append(out, Marker...)
 		last = s.to
@@ -165,56 +202,108 @@ func (r *redactor) find(b string) []span {
 		return nil
 	}
 	spans := r.m.search(b, nil)
-	escaped := false
+	first := -1
 	for _, c := range []byte{'%', '\\', '&'} {
-		if strings.IndexByte(b, c) >= 0 {
-			escaped = true
-			break
+		if i := strings.IndexByte(b, c); i >= 0 && (first < 0 || i < first) {
+			first = i
 		}
 	}
-	if !escaped {
+	if first < 0 {
 		return spans
 	}
-	view, idx := decodeView(b)
-	for _, s := range r.m.search(string(view), nil) {
-		from := int(idx[s.from])
-		// Extend the end to the end of the escape it falls in.
-		k := s.to
-		for k < len(view) && idx[k] == idx[s.to-1] {
-			k++
-		}
-		to := len(b)
-		if k < len(view) {
-			to = int(idx[k])
-		}
-		spans = append(spans, span{from, to})
+	v := decodeView(b, first)
+	if v == nil {
+		return spans
+	}
+	for _, s := range r.m.search(unsafe.String(unsafe.SliceData(v.text), len(v.text)), nil) {
+		spans = append(spans, span{v.orig(s.from, false), v.orig(s.to-1, true)})
 	}
 	return spans
 }
 
-// decodeView decodes every escape of b; idx[k] is the offset in b of the
-// escape (or byte) that view[k] comes from.
-func decodeView(b string) ([]byte, []int32) {
-	view := make([]byte, 0, len(b))
-	idx := make([]int32, 0, len(b))
+// view is b with its escapes decoded: segs lists each decoded escape in
+// order, so a view offset maps back to b.
+type view struct {
+	text []byte
+	segs []seg
+	n    int // len(b)
+}
+
+type seg struct {
+	at  int // offset in text of the decoded bytes
+	n   int // how many decoded bytes
+	src int // offset in b of the escape
+	w   int // its width in b
+}
+
+// orig maps a view offset to b: the start of the byte (or of the escape it
+// comes from), or with end set, the end of it.
+func (v *view) orig(k int, end bool) int {
+	i := sort.Search(len(v.segs), func(i int) bool { return v.segs[i].at > k }) - 1
+	if i < 0 {
+		if end {
+			return k + 1
+		}
+		return k
+	}
+	s := v.segs[i]
+	if k < s.at+s.n {
+		if end {
+			return s.src + s.w
+		}
+		return s.src
+	}
+	o := s.src + s.w + (k - s.at - s.n)
+	if end {
+		return o + 1
+	}
+	return o
+}
+
+// decodeView decodes every escape of b from first on (the first escape
+// byte); nil when none decodes.
+func decodeView(b string, first int) *view {
+	v := &view{n: len(b)}
 	var buf [4]byte
-	for p := 0; p < len(b); {
-		c := b[p]
-		if c == '%' || c == '\\' || c == '&' {
-			if n, w := decodeUnit(b, p, &buf); w > 0 {
-				for k := 0; k < n; k++ {
-					view = append(view, buf[k])
-					idx = append(idx, int32(p))
+	next := [3]int{-2, -2, -2} // next '%', '\\', '&' at or after p (-1: none)
+	chars := [3]byte{'%', '\\', '&'}
+	p := first
+	raw := 0 // start of the raw run not yet copied
+	for p >= 0 && p < len(b) {
+		nb, wb := decodeUnit(b, p, &buf)
+		if wb > 0 {
+			if v.text == nil {
+				v.text = make([]byte, 0, len(b))
+			}
+			v.text = append(v.text, b[raw:p]...)
+			v.segs = append(v.segs, seg{at: len(v.text), n: nb, src: p, w: wb})
+			v.text = append(v.text, buf[:nb]...)
+			p += wb
+			raw = p
+		} else {
+			p++
+		}
+		// Find the next escape byte at or after p.
+		best := -1
+		for k, c := range chars {
+			if next[k] != -1 && next[k] < p {
+				if i := strings.IndexByte(b[p:], c); i >= 0 {
+					next[k] = p + i
+				} else {
+					next[k] = -1
 				}
-				p += w
-				continue
+			}
+			if next[k] >= 0 && (best < 0 || next[k] < best) {
+				best = next[k]
 			}
 		}
-		view = append(view, c)
-		idx = append(idx, int32(p))
-		p++
+		p = best
 	}
-	return view, idx
+	if v.segs == nil {
+		return nil
+	}
+	v.text = append(v.text, b[raw:]...)
+	return v
 }
 
 func hexVal(c byte) (byte, bool) {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,67 @@ func TestCallRedactIncludesKeystore(t *testing.T) {
 		assertNoSecret(t, "redacted", out)
 		require.Contains(t, out, Marker)
 	}
+}
+
+// FuzzRedact encodes a credential character by character in a mix of the
+// forms a server may use and checks that it never survives redaction, and
+// that the text around it does.
+func FuzzRedact(f *testing.F) {
+	f.Add("s3cr3t-session-value", []byte{0, 1, 2, 3, 4, 5}, "before ", " after")
+	f.Add("Bearer t0ken/+=xyz", []byte{1, 1, 1, 3, 3, 3, 2, 2}, `{"a":"`, `"}`)
+	f.Add("é中文-secret-value", []byte{2, 2, 4, 4, 0}, "", "")
+	f.Fuzz(func(t *testing.T, secret string, mix []byte, pre, post string) {
+		if len(secret) < 8 || len(secret) > 64 || !utf8.ValidString(secret) || len(pre) > 64 || len(post) > 64 || len(mix) == 0 {
+			return
+		}
+		// An escape byte next to the credential changes what the escapes
+		// mean (a JSON "\\" before "\u00e9" is a backslash, not é); values
+		// holding escape bytes raw are covered by TestRedactEncodings.
+		if strings.ContainsAny(secret+pre+post, "%\\&") {
+			return
+		}
+		for _, c := range secret {
+			if c < 0x20 || c == 0x7f || c == utf8.RuneError {
+				return
+			}
+		}
+		r := newRedactor()
+		r.add(secret)
+		var b strings.Builder
+		i := 0
+		for _, c := range secret {
+			switch mix[i%len(mix)] % 5 {
+			case 0:
+				b.WriteRune(c)
+			case 1:
+				for _, x := range []byte(string(c)) {
+					fmt.Fprintf(&b, "%%%02X", x)
+				}
+			case 2:
+				if c > 0xffff {
+					b.WriteRune(c)
+				} else {
+					fmt.Fprintf(&b, "\\u%04x", c)
+				}
+			case 3:
+				fmt.Fprintf(&b, "&#%d;", c)
+			case 4:
+				fmt.Fprintf(&b, "&#x%x;", c)
+			}
+			i++
+		}
+		enc := b.String()
+		out := r.string(pre + enc + post)
+		if strings.Contains(out, enc) || strings.Contains(out, secret) {
+			t.Fatalf("secret %q encoded as %q survived: %q", secret, enc, out)
+		}
+		if !strings.Contains(out, Marker) {
+			t.Fatalf("no marker in %q", out)
+		}
+		// Text before the credential is kept when it cannot be part of one
+		// (punctuation that neither the value nor base64 holds).
+		if strings.Trim(pre, " {}[]\":,<>") == "" && !strings.ContainsAny(pre, secret) && !strings.HasPrefix(out, pre) {
+			t.Fatalf("prefix %q damaged: %q", pre, out)
+		}
+	})
 }
