@@ -255,7 +255,8 @@ func parseInput(s string) (any, error) {
 	return v, nil
 }
 
-// parseResolve reads HOST:PORT:ADDR entries (HOST and ADDR may be [IPv6]).
+// parseResolve reads HOST:PORT:ADDR entries (HOST and ADDR may be [IPv6];
+// ADDR an IP or IP:PORT), checked as the proxy checks them.
 func parseResolve(list []string) (map[string]string, error) {
 	if len(list) == 0 {
 		return nil, nil
@@ -270,13 +271,11 @@ func parseResolve(list []string) (map[string]string, error) {
 		if !ok || port == "" || addr == "" {
 			return nil, fmt.Errorf("--resolve %q: want HOST:PORT:ADDR", e)
 		}
-		a := strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
-		if net.ParseIP(a) == nil {
-			if h, _, err := net.SplitHostPort(addr); err != nil || net.ParseIP(strings.Trim(h, "[]")) == nil {
-				return nil, fmt.Errorf("--resolve %q: ADDR must be an IP address (or IP:PORT)", e)
-			}
+		k, v, err := proxy.ParseResolve(net.JoinHostPort(strings.Trim(host, "[]"), port), addr)
+		if err != nil {
+			return nil, fmt.Errorf("--%v", err)
 		}
-		out[net.JoinHostPort(strings.Trim(host, "[]"), port)] = addr
+		out[k] = v
 	}
 	return out, nil
 }

@@ -174,3 +174,19 @@ func TestRunInvalidDocument(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, errs, "tools/bad.yaml:4:14: jq syntax error: unexpected EOF")
 }
+
+func TestRunWebResolve(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(`<ul><li><a href="/n/1">停课</a></li></ul>`))
+	}))
+	defer srv.Close()
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": "---\nid: news\nname: N\ndescription: N.\nversion: 1.0.0\naccess:\n  web: [http://news.example.edu.cn]\n---\nI.\n",
+		"tools/list.yaml": "description: L.\neffect: read\nsteps:\n  - request:\n      url: http://news.example.edu.cn/list\n" +
+			"  - html:\n      select: li\n      fields: { title: a, link: { select: a, attr: href } }\n",
+	})
+	code, out, errs := runCLI(t, nil, "run", dir, "list", "--resolve", "news.example.edu.cn:80:"+srv.Listener.Addr().String())
+	require.Equal(t, 0, code, errs)
+	assert.JSONEq(t, `[{"title":"停课","link":"/n/1"}]`, out)
+}
