@@ -432,7 +432,7 @@ func (c *Call) checkWeb(u *url.URL) (*url.URL, origin, error) {
 	if !c.web[o.str] {
 		return nil, origin{}, fmt.Errorf("%w: origin %s is not declared in the document's web access", ErrRefused, o.str)
 	}
-	if strings.ContainsAny(u.EscapedPath(), "\\") {
+	if strings.ContainsAny(u.Path, "\\") || strings.Contains(strings.ToLower(u.RawPath), "%5c") {
 		return nil, origin{}, fmt.Errorf("%w: a web URL path may not hold a backslash", ErrRefused)
 	}
 	n := &url.URL{Scheme: u.Scheme, Host: urlHost(o), Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}

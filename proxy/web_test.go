@@ -82,6 +82,7 @@ func TestWebOriginsDeclaredOnly(t *testing.T) {
 		"http:news.example.edu.cn",              // opaque
 		"//news.example.edu.cn/",                // no scheme
 		"http://news.example.edu.cn\\@evil.com", // backslash trick
+		"http://news.example.edu.cn/a\\b",       // backslash in the path
 	} {
 		_, err := call.Do(context.Background(), &Request{URL: u})
 		require.ErrorIs(t, err, ErrRefused, u)
