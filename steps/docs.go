@@ -1,0 +1,51 @@
+package steps
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Markdown renders the reference of every kind in r: summary, forms, fields
+// and example. docs/steps.md holds it between the kinds markers; a test
+// keeps it up to date.
+func Markdown(r *Registry) string {
+	var b strings.Builder
+	for _, k := range r.Kinds() {
+		s, _ := r.Spec(k)
+		fmt.Fprintf(&b, "### `%s`\n\n%s\n\n", s.Kind, s.Summary)
+		var caps []string
+		if s.Caps.Network {
+			caps = append(caps, "sends requests")
+		}
+		if s.Caps.KV {
+			caps = append(caps, "needs the `kv` ability")
+		}
+		if s.Caps.Ends {
+			caps = append(caps, "ends the tool")
+		}
+		if s.Caps.Nests {
+			caps = append(caps, "holds sub-steps")
+		}
+		if len(caps) > 0 {
+			fmt.Fprintf(&b, "It %s.\n\n", strings.Join(caps, ", "))
+		}
+		if s.Short != "" {
+			fmt.Fprintf(&b, "Value: %s.\n\n", s.Short)
+		}
+		if len(s.Fields) > 0 {
+			b.WriteString("| key | type | default | |\n|---|---|---|---|\n")
+			for _, f := range s.Fields {
+				def := f.Default
+				if f.Required {
+					def = "required"
+				}
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.Name, esc(f.Type), esc(def), esc(f.Doc))
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "```yaml\n%s\n```\n\n", s.Example)
+	}
+	return b.String()
+}
+
+func esc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
