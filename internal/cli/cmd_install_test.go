@@ -193,3 +193,13 @@ func TestInstallGitHub(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(home, "store"))
 	assert.Len(t, entries, 1)
 }
+
+func TestConfirm(t *testing.T) {
+	for in, want := range map[string]bool{"y\n": true, "YES\n": true, " y \n": true, "n\n": false, "\n": false, "": false, "yes please\n": false} {
+		var out bytes.Buffer
+		got, err := confirm(strings.NewReader(in), &out, "Install? [y/N] ")
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "%q", in)
+		assert.Equal(t, "Install? [y/N] ", out.String())
+	}
+}
