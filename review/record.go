@@ -83,6 +83,16 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 				}
 				e.LastError = msg
 			case StatusUnchanged:
+				if r.StillPending && e.Pending != nil {
+					// The link moved to other commits or validators of
+					// the same pending content: follow them.
+					if r.Commit != "" {
+						e.Pending.Ref, e.Pending.Commit = r.Ref, r.Commit
+					}
+					if r.ETag != "" || r.LastModified != "" {
+						e.Pending.ETag, e.Pending.LastModified = r.ETag, r.LastModified
+					}
+				}
 				if !r.StillPending {
 					e.Pending = nil
 					if r.Commit != "" {

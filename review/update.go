@@ -219,6 +219,7 @@ func (c *Checker) checkOne(ctx context.Context, in Installed, l *fetch.Link, rep
 		}
 		if in.PendingHash != "" && rv.Commit.String() == in.PendingCommit {
 			r.Status, r.StillPending = StatusUnchanged, true
+			r.Ref, r.Commit = rv.Ref, in.PendingCommit
 			return
 		}
 		g, err := fetch.FetchGit(ctx, l, fetch.GitOptions{Base: c.GitBase, Client: c.GitClient, Limits: fetch.Limits{Deadline: c.timeout()}})
