@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,4 +174,19 @@ func TestFetchGitWireLimit(t *testing.T) {
 	_, err := FetchGit(context.Background(), mustLink(t, "https://github.com/evil/wire/tree/main/p"), GitOptions{Base: s.Base(), Limits: Limits{MaxWireBytes: 200000}})
 	assert.ErrorIs(t, err, ErrLimit)
 	assert.ErrorContains(t, err, "more than 200000 bytes")
+}
+
+// TestFetchGitDeadline: a server that never answers meets the deadline.
+func TestFetchGitDeadline(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	_, err := FetchGit(context.Background(), mustLink(t, "https://github.com/a/b/tree/main/p"), GitOptions{Base: srv.URL, Limits: Limits{Deadline: 300 * time.Millisecond}})
+	assert.ErrorIs(t, err, ErrLimit)
+	assert.ErrorContains(t, err, "took longer than 300ms")
 }
