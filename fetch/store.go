@@ -251,7 +251,7 @@ func (s *Store) Clean(ctx context.Context) error {
 	}
 	if des, err := os.ReadDir(s.dir); err == nil {
 		for _, de := range des {
-			if strings.HasPrefix(de.Name(), ".tmp-") {
+			if strings.HasPrefix(de.Name(), ".tmp-"+StateFile+"-") || strings.HasPrefix(de.Name(), ".tmp-store-") {
 				_ = os.RemoveAll(filepath.Join(s.dir, de.Name()))
 			}
 		}
@@ -302,6 +302,10 @@ type Installed struct {
 // quarantined (its folder moved to quarantine/, the entry marked) and
 // returned with Err set; the others load normally. Sorted by id.
 func (s *Store) LoadInstalled(ctx context.Context) ([]Installed, error) {
+	return s.loadInstalled(ctx, true)
+}
+
+func (s *Store) loadInstalled(ctx context.Context, again bool) ([]Installed, error) {
 	st, err := s.Load()
 	if err != nil {
 		return nil, err
@@ -331,6 +335,11 @@ func (s *Store) LoadInstalled(ctx context.Context) ([]Installed, error) {
 	if len(bad) > 0 {
 		if err := s.quarantine(ctx, bad); err != nil {
 			return out, err
+		}
+		if again {
+			// Another process may have replaced a version meanwhile: read
+			// the state quarantine left.
+			return s.loadInstalled(ctx, false)
 		}
 	}
 	return out, nil
