@@ -435,3 +435,16 @@ func (s *Store) put(files manifest.Files) (string, error) {
 	}
 	return hash, syncDir(filepath.Dir(dst))
 }
+
+// Get returns the entry of an installed plugin (ErrNotInstalled if none).
+func (s *Store) Get(id string) (*Entry, error) {
+	st, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	e, ok := st.Plugins[id]
+	if !ok {
+		return nil, fmt.Errorf("%q: %w", id, ErrNotInstalled)
+	}
+	return e, nil
+}

@@ -256,3 +256,31 @@ func TestStoreKilled(t *testing.T) {
 		t.Logf("round %d: %d installed before the kill", round, len(got))
 	}
 }
+
+func TestStorePendingKept(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenStore(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, s.Install(ctx, entry("a"), docFiles("a"), false))
+	_, err = s.Get("zz")
+	assert.ErrorIs(t, err, ErrNotInstalled)
+	require.NoError(t, s.Update(ctx, func(tx *Tx) error {
+		h, err := tx.Put(docFiles("a2"))
+		if err != nil {
+			return err
+		}
+		tx.State.Plugins["a"].Pending = &Pending{Hash: h, Version: "2.0.0", Wider: true, Changes: []string{"+ web origin https://x.example"}}
+		return nil
+	}))
+	// The old version keeps working while the update is pending, and the
+	// pending version's files survive a clean.
+	require.NoError(t, s.Clean(ctx))
+	got, err := s.LoadInstalled(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, docFiles("a"), got[0].Files)
+	e, err := s.Get("a")
+	require.NoError(t, err)
+	files, err := s.Files(e.Pending.Hash)
+	require.NoError(t, err)
+	assert.Equal(t, docFiles("a2"), files)
+}
