@@ -170,6 +170,9 @@ func toUTF8(body []byte, mt, label string) []byte {
 		return decodeWith(unicode.UTF16(unicode.BigEndian, unicode.UseBOM), body)
 	}
 	if label != "" {
+		if strings.EqualFold(label, "utf-8") || strings.EqualFold(label, "utf8") {
+			return validUTF8(body)
+		}
 		if enc, name := charset.Lookup(label); enc != nil {
 			if name == "utf-8" {
 				return validUTF8(body)

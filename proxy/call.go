@@ -186,9 +186,11 @@ type target struct {
 	header  http.Header // the step's headers, checked and canonical
 	body    []byte
 	ctype   string
-	semKey  string
+	sem     chan struct{} // a campus service's
+	semKey  string        // or a web origin's, by key
 	semSize int
 	urlStr  string // url.String(), when known
+	u       url.URL
 }
 
 func (t *target) name() string {
@@ -216,7 +218,10 @@ func (c *Call) Do(ctx context.Context, r *Request) (*Response, error) {
 		return nil, err
 	}
 	defer func() { <-c.sem }()
-	s := c.p.sem(t.semKey, t.semSize)
+	s := t.sem
+	if s == nil {
+		s = c.p.sem(t.semKey, t.semSize)
+	}
 	if err := acquire(ctx, s); err != nil {
 		return nil, err
 	}
@@ -358,17 +363,14 @@ func (c *Call) campusTarget(t *target, r *Request) error {
 		return fmt.Errorf("%w: path %q is outside the paths declared for campus service %q", ErrRefused, cp.decoded, r.Service)
 	}
 	t.svc = svc
-	t.url = &url.URL{Scheme: svc.origin.scheme, Host: urlHost(svc.origin), Path: cp.decoded, RawPath: cp.escaped,
+	t.u = url.URL{Scheme: svc.origin.scheme, Host: svc.urlHost, Path: cp.decoded, RawPath: cp.escaped,
 		RawQuery: svc.query(cp.query, r.Query)}
+	t.url = &t.u
 	t.urlStr = svc.origin.str + cp.escaped
 	if t.url.RawQuery != "" {
 		t.urlStr += "?" + t.url.RawQuery
 	}
-	t.semKey = "campus:" + svc.Name
-	t.semSize = svc.Concurrency
-	if t.semSize <= 0 {
-		t.semSize = c.p.lim.ServiceConcurrency
-	}
+	t.sem = svc.sem
 	return nil
 }
 
@@ -659,9 +661,11 @@ func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
 		h["Content-Type"] = []string{t.ctype}
 	}
 	var cookies []string
-	org := originOf(cur)
+	var jar map[string]string
 	c.jarMu.Lock()
-	jar := c.jar[org]
+	if len(c.jar) > 0 {
+		jar = c.jar[originOf(cur)]
+	}
 	c.jarMu.Unlock()
 	if t.svc != nil {
 		s := t.svc

@@ -432,9 +432,11 @@ type service struct {
 	headers     []string        // canonical auth header names
 	fixed       http.Header     // canonical fixed headers
 	loginStatus map[int]bool
-	fixedQuery  string     // Query, encoded
-	loginPaths  []string   // login prefixes that are paths (any host)
-	loginURLs   []loginURL // login prefixes that are absolute URLs
+	fixedQuery  string        // Query, encoded
+	loginPaths  []string      // login prefixes that are paths (any host)
+	loginURLs   []loginURL    // login prefixes that are absolute URLs
+	urlHost     string        // host[:port] as a URL holds it
+	sem         chan struct{} // requests in flight, across calls (set by New)
 }
 
 type loginURL struct{ origin, path string }
@@ -458,7 +460,8 @@ func compileService(name string, s *Service) (*service, error) {
 	if o.scheme != "https" && !isLoopbackHost(o.host) {
 		return nil, fmt.Errorf("service %q: origin %q must use https (plain http only for loopback addresses)", name, s.Origin)
 	}
-	cs := &service{Service: s, origin: o, cookies: map[string]bool{}, fixed: http.Header{}, loginStatus: map[int]bool{}}
+	cs := &service{Service: s, origin: o, cookies: map[string]bool{}, fixed: http.Header{}, loginStatus: map[int]bool{},
+		urlHost: urlHost(o)}
 	for _, c := range s.Auth.Cookies {
 		if c == "*" {
 			cs.allCookies = true

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -100,5 +101,24 @@ func TestLoopbackOriginsMayBeHTTP(t *testing.T) {
 	for _, o := range []string{"http://10.0.0.1", "http://example.com", "http://localhost.example.com"} {
 		_, err := compileService("x", &Service{Origin: o})
 		require.Error(t, err, o)
+	}
+}
+
+func TestMatchesLogin(t *testing.T) {
+	cs, err := compileService("portal", Builtin()["portal"])
+	require.NoError(t, err)
+	for u, want := range map[string]bool{
+		"https://iaaa.pku.edu.cn/iaaa/oauth.jsp?appID=portal2017": true,
+		"https://IAAA.pku.edu.cn:443/iaaa/x":                      true,
+		"http://iaaa.pku.edu.cn/iaaa/x":                           false,
+		"https://iaaa.pku.edu.cn.evil.com/iaaa/x":                 false,
+		"https://evil.com/iaaa/x":                                 false,
+		"https://portal.pku.edu.cn/portal2017/login.jsp":          true,
+		"https://anything.example/portal2017/login.jsp?x=1":       true,
+		"https://portal.pku.edu.cn/portal2017/index.jsp":          false,
+	} {
+		pu, err := url.Parse(u)
+		require.NoError(t, err)
+		assert.Equal(t, want, cs.matchesLogin(pu), u)
 	}
 }

@@ -82,6 +82,11 @@ func New(cfg Config) *Proxy {
 			}
 			continue
 		}
+		n := cs.Concurrency
+		if n <= 0 {
+			n = p.lim.ServiceConcurrency
+		}
+		cs.sem = make(chan struct{}, n)
 		p.services[name] = cs
 		p.addCampusHost(cs.origin)
 		for _, h := range cs.headers {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -29,59 +30,70 @@ const minFragment = 4
 // patterns are searched together (a Wu-Manber scan), so the cost hardly
 // grows with their number.
 type redactor struct {
-	mu    sync.RWMutex
+	mu sync.Mutex               // serialises writers
+	st atomic.Pointer[redState] // readers take a snapshot, without locking
+}
+
+// redState is an immutable set of patterns; add replaces it whole.
+type redState struct {
 	known map[string]bool
 	pats  []string // values and base64 fragments
 	m     *multi
 }
 
 func newRedactor() *redactor {
-	return &redactor{known: map[string]bool{}, m: newMulti(nil)}
+	r := &redactor{}
+	r.st.Store(&redState{known: map[string]bool{}, m: newMulti(nil)})
+	return r
 }
 
 // add registers a credential value (and the token after an auth scheme,
 // and a Basic pair's parts).
 func (r *redactor) add(v string) {
-	if v == "" {
-		return
-	}
-	r.mu.RLock()
-	ok := r.known[v]
-	r.mu.RUnlock()
-	if ok {
+	if v == "" || r.st.Load().known[v] {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.addLocked(v)
+	old := r.st.Load()
+	if old.known[v] {
+		return
+	}
+	st := &redState{known: make(map[string]bool, len(old.known)+4), pats: slices.Clone(old.pats)}
+	for k := range old.known {
+		st.known[k] = true
+	}
+	st.add(v)
 	if i := strings.IndexByte(v, ' '); i > 0 {
 		scheme, rest := v[:i], strings.TrimSpace(v[i+1:])
 		if len(rest) >= minSecretLen {
-			r.addLocked(rest)
+			st.add(rest)
 		}
 		if strings.EqualFold(scheme, "basic") {
 			if d, err := base64.StdEncoding.DecodeString(rest); err == nil && utf8.Valid(d) {
 				s := string(d)
 				if len(s) >= minSecretLen {
-					r.addLocked(s)
+					st.add(s)
 				}
 				if j := strings.IndexByte(s, ':'); j >= 0 && len(s)-j-1 >= minSecretLen {
-					r.addLocked(s[j+1:])
+					st.add(s[j+1:])
 				}
 			}
 		}
 	}
+	st.m = newMulti(st.pats)
+	r.st.Store(st)
 }
 
-func (r *redactor) addLocked(v string) {
-	if r.known[v] {
+func (st *redState) add(v string) {
+	if st.known[v] {
 		return
 	}
-	r.known[v] = true
-	r.pats = append(r.pats, v)
+	st.known[v] = true
+	st.pats = append(st.pats, v)
 	if strings.IndexByte(v, ' ') >= 0 {
 		// A form-encoded space; the decoded view keeps "+" as it is.
-		r.pats = append(r.pats, strings.ReplaceAll(v, " ", "+"))
+		st.pats = append(st.pats, strings.ReplaceAll(v, " ", "+"))
 	}
 	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 		for k := 0; k < 3; k++ {
@@ -93,19 +105,11 @@ func (r *redactor) addLocked(v string) {
 			if to-from < minFragment || to > len(s) {
 				continue
 			}
-			if f := s[from:to]; !slices.Contains(r.pats, f) {
-				r.pats = append(r.pats, f)
+			if f := s[from:to]; !slices.Contains(st.pats, f) {
+				st.pats = append(st.pats, f)
 			}
 		}
 	}
-	r.m = newMulti(r.pats)
-}
-
-// empty reports whether no value is registered.
-func (r *redactor) empty() bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.pats) == 0
 }
 
 type span struct{ from, to int }
@@ -116,9 +120,7 @@ func (r *redactor) bytes(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	r.mu.RLock()
-	spans := r.find(unsafe.String(unsafe.SliceData(b), len(b)))
-	r.mu.RUnlock()
+	spans := r.st.Load().find(unsafe.String(unsafe.SliceData(b), len(b)))
 	if len(spans) == 0 {
 		return b
 	}
@@ -131,9 +133,7 @@ func (r *redactor) bytesInPlace(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	r.mu.RLock()
-	spans := r.find(unsafe.String(unsafe.SliceData(b), len(b)))
-	r.mu.RUnlock()
+	spans := r.st.Load().find(unsafe.String(unsafe.SliceData(b), len(b)))
 	if len(spans) == 0 {
 		return b
 	}
@@ -174,9 +174,7 @@ func (r *redactor) string(s string) string {
 	if s == "" {
 		return s
 	}
-	r.mu.RLock()
-	spans := r.find(s)
-	r.mu.RUnlock()
+	spans := r.st.Load().find(s)
 	if len(spans) == 0 {
 		return s
 	}
@@ -196,8 +194,8 @@ func splice(b []byte, spans []span) []byte {
 	return append(out, b[last:]...)
 }
 
-// find collects the spans of b holding a credential. The caller holds r.mu.
-func (r *redactor) find(b string) []span {
+// find collects the spans of b holding a credential.
+func (r *redState) find(b string) []span {
 	if len(r.pats) == 0 {
 		return nil
 	}
