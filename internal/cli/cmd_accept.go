@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/review"
 	"github.com/spf13/cobra"
 )
 
@@ -22,6 +24,13 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 			st, _, err := updateStore(app)
 			if err != nil {
 				return err
+			}
+			// The update's sheet, its widening lines marked, before it applies.
+			if sheet := pendingSheet(st, args[0]); sheet != nil {
+				if err := sheet.WriteText(app.Stdout, colourFor(app, app.Stdout)); err != nil {
+					return Exit(ExitFailed, err)
+				}
+				fmt.Fprintln(app.Stdout)
 			}
 			e, err := st.Accept(cmd.Context(), args[0])
 			if errors.Is(err, fetch.ErrNoPending) {
@@ -45,6 +54,31 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 			return nil
 		},
 	}
+}
+
+// pendingSheet is the review sheet of id's pending update, marked against
+// the installed version; nil when there is none or it cannot be read.
+func pendingSheet(st *fetch.Store, id string) *review.Sheet {
+	state, err := st.Load()
+	if err != nil {
+		return nil
+	}
+	e, ok := state.Plugins[id]
+	if !ok || e.Pending == nil {
+		return nil
+	}
+	newFiles, err := st.Files(e.Pending.Hash)
+	if err != nil {
+		return nil
+	}
+	p, _ := manifest.Parse(newFiles)
+	var old *manifest.Plugin
+	if oldFiles, err := st.Files(e.Hash); err == nil {
+		old, _ = manifest.Parse(oldFiles)
+	}
+	s := review.NewSheet(p, review.Info{Hash: e.Pending.Hash, Trust: e.Trust, Link: e.Link, Commit: e.Pending.Commit})
+	s.Mark(review.Diff(old, p), e.Version, e.Hash)
+	return s
 }
 
 func orNoVersion(v string) string {

@@ -45,6 +45,9 @@ type updateReport struct {
 	Warning string   `json:"warning,omitempty"`
 	Error   string   `json:"error,omitempty"`
 	Changes []string `json:"changes"`
+	// Sheet is the new version's review sheet, its widening lines marked
+	// (apply, pending, held).
+	Sheet *review.Sheet `json:"sheet,omitempty"`
 }
 
 func newUpdateCmd(app *App) *cobra.Command {
@@ -105,6 +108,11 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 				rep.Applied = r.Status == review.StatusApply && !check
 				if r.Err != nil {
 					rep.Error = r.Err.Error()
+				}
+				if r.Plugin != nil {
+					in := list[i]
+					rep.Sheet = review.NewSheet(r.Plugin, review.Info{Hash: r.Hash, Trust: state.Plugins[r.ID].Trust, Link: in.Link, Commit: r.Commit})
+					rep.Sheet.Mark(r.Decision.Delta, in.Version, in.Hash)
 				}
 				reports[i] = rep
 			}

@@ -152,6 +152,8 @@ func TestUpdateGitHub(t *testing.T) {
 	code, out, errs = runCLI(t, env(t0.Add(51*time.Hour)), "accept", "b")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "b: accepted 1.0.0 → 1.1.0")
+	require.Contains(t, out, "+ treehole: 北大树洞", "the marked sheet is shown")
+	require.Contains(t, out, "  card: 校园卡")
 	b = loadState(t, home).Plugins["b"]
 	require.Nil(t, b.Pending)
 	require.Equal(t, "1.1.0", b.Version)
@@ -266,9 +268,14 @@ func TestUpdateURL(t *testing.T) {
 
 	// Wider: pending, then accepted.
 	u.set(updDoc("news", "1.2.0", frontWider, ""), 0)
-	code, out, _ = runCLI(t, env(t0.Add(50*time.Hour)), "update")
+	code, out, _ = runCLI(t, env(t0.Add(50*time.Hour)), "update", "--json")
 	require.Equal(t, 0, code)
-	require.Contains(t, out, "asks for wider access")
+	var reps []updateReport
+	require.NoError(t, json.Unmarshal([]byte(out), &reps))
+	require.Equal(t, "pending", reps[0].Status)
+	require.True(t, reps[0].Wider)
+	require.NotNil(t, reps[0].Sheet)
+	require.True(t, reps[0].Sheet.Campus[1].Wider, "%+v", reps[0].Sheet.Campus)
 	e = loadState(t, home).Plugins["news"]
 	require.Equal(t, "1.1.0", e.Version)
 	require.NotNil(t, e.Pending)
