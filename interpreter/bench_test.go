@@ -164,8 +164,8 @@ func (m *memTransport) Do(context.Context, *steps.Request) (*steps.Response, err
 }
 
 // BenchmarkStepOverhead measures the engine's cost per step without the
-// network: a tool of 20 identity steps (jq '.', as, if) reports ns/op per
-// run; divide by 20 for a step. memory-json is the JSON tool above with
+// network: tools of 1 and 20 identity steps (jq '.', as, if); a step costs
+// (20-steps - 1-steps) / 19. memory-json is the JSON tool above with
 // a transport answering from memory.
 func BenchmarkStepOverhead(b *testing.B) {
 	var sb strings.Builder
@@ -179,16 +179,18 @@ func BenchmarkStepOverhead(b *testing.B) {
 			sb.WriteString("  - if: 'true'\n    jq: '.'\n")
 		}
 	}
-	p := doc(b, "access:\n  campus: [portal]\n", map[string]string{"steps20": tool(sb.String())})
+	p := doc(b, "access:\n  campus: [portal]\n", map[string]string{"steps20": tool(sb.String()), "steps1": tool("  - jq: '.'\n")})
 	prog := compile(b, p)
-	b.Run("20-steps", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := prog.Run(context.Background(), "steps20", nil); err != nil {
-				b.Fatal(err)
+	for _, name := range []string{"steps1", "steps20"} {
+		b.Run(strings.TrimPrefix(name, "steps")+"-steps", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := prog.Run(context.Background(), name, nil); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 	jp := benchDoc(b)
 	jprog := compile(b, jp)
 	mt := &memTransport{resp: steps.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(benchJSON), MediaType: "application/json"}}

@@ -25,7 +25,7 @@ type JQ struct {
 	Pos   diag.Pos
 	code  *gojq.Code
 	nvars int
-	ident bool // the program is `.`
+	fast  *fast // set when the program needs no gojq run
 }
 
 // Scope is the variables visible at a point of a tool, in slot order: slot i
@@ -109,6 +109,7 @@ func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l 
 		l.Errorf(at(0), "jq modules (import, include) are not available")
 		return nil
 	}
+	fst := fastOf(q, sc)
 	if err := harden(q); err != nil {
 		l.Errorf(at(0), "%v", err)
 		return nil
@@ -145,7 +146,7 @@ func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l 
 		l.Errorf(at(off), "%s", msg)
 		return nil
 	}
-	return &JQ{Src: src, Pos: at(0), code: code, nvars: len(vars), ident: strings.TrimSpace(src) == "."}
+	return &JQ{Src: src, Pos: at(0), code: code, nvars: len(vars), fast: fst}
 }
 
 // CompileJQ compiles the jq program held by scalar n (the whole value).
@@ -165,8 +166,10 @@ func (q *JQ) iter(ctx context.Context, f *Frame, v any) gojq.Iter {
 // First runs the program and returns its first result (null when it yields
 // none).
 func (q *JQ) First(ctx context.Context, f *Frame, v any) (any, error) {
-	if q.ident {
-		return v, nil
+	if q.fast != nil {
+		if r, ok := q.fast.eval(f, v); ok {
+			return r, nil
+		}
 	}
 	it := q.iter(ctx, f, v)
 	r, ok := it.Next()
