@@ -55,7 +55,7 @@ type Case struct {
 	Actor     string // user | agent | scheduler
 	Trust     string // official | community
 	Tainted   bool
-	Approve   bool
+	Approve   *bool // nil: nobody can be asked; false: the user declines
 	Prefs     map[string]any
 	KV        map[string]any // the plugin's store before the call
 	Secrets   proxy.Secrets
@@ -273,7 +273,10 @@ func parseCase(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, i int, l *diag.Li
 		c.Trust = parseTrust(d, x.Value, l)
 	}
 	c.Tainted = boolean("tainted")
-	c.Approve = boolean("approve")
+	if _, ok := m.Get("approve"); ok {
+		v := boolean("approve")
+		c.Approve = &v
+	}
 	if x, ok := m.Get("secrets"); ok {
 		c.Secrets = parseSecrets(d, x.Value, l)
 	}

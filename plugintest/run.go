@@ -221,8 +221,9 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 		out.askReason = d.Reason
 	}
 	var ap registry.Approver
-	if c.Approve {
-		ap = registry.ApproveAll
+	if c.Approve != nil {
+		yes := *c.Approve
+		ap = registry.ApproverFunc(func(context.Context, registry.ApprovalRequest) (bool, error) { return yes, nil })
 	}
 	env, err := reg.Invoke(ctx, call, ap)
 	switch {
