@@ -751,11 +751,11 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 			if expired || ck.Value == "" {
 				continue
 			}
+			if checkSecretValue(ck.Value) != nil || strings.ContainsAny(ck.Value, ";\" ,\\") {
+				continue // too short or odd to be a session: neither stored nor redacted
+			}
 			c.p.red.add(ck.Value)
 			if ss, ok := c.p.keys.Get(t.svc.Name); ok && ss.Cookies[ck.Name] == ck.Value {
-				continue
-			}
-			if checkSecretValue(ck.Value) != nil || strings.ContainsAny(ck.Value, ";\" ,\\") {
 				continue
 			}
 			if refresh == nil {

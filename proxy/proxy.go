@@ -143,6 +143,39 @@ func (p *Proxy) addSecrets(ss *ServiceSecrets) {
 	}
 }
 
+// ParseResolveFlag reads a --resolve value, HOST:PORT:ADDR as curl writes
+// it (ADDR an IP address, bracketed or not for IPv6, or IP:PORT to connect
+// to another port), and returns the Config.Resolve key and value.
+func ParseResolveFlag(s string) (string, string, error) {
+	var host, rest string
+	if strings.HasPrefix(s, "[") {
+		i := strings.Index(s, "]:")
+		if i < 0 {
+			return "", "", fmt.Errorf("resolve %q: want HOST:PORT:ADDR", s)
+		}
+		host, rest = s[1:i], s[i+2:]
+	} else {
+		var ok bool
+		host, rest, ok = strings.Cut(s, ":")
+		if !ok {
+			return "", "", fmt.Errorf("resolve %q: want HOST:PORT:ADDR", s)
+		}
+	}
+	port, addr, ok := strings.Cut(rest, ":")
+	if !ok || addr == "" {
+		return "", "", fmt.Errorf("resolve %q: want HOST:PORT:ADDR", s)
+	}
+	return parseResolve(joinHostPort(host, atoiOr(port, -1)), addr)
+}
+
+func atoiOr(s string, def int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
 // ParseResolve checks one --resolve mapping: HOST:PORT to ADDR (an IP
 // address, or IP:PORT). It returns the canonical key and address.
 func ParseResolve(hostport, addr string) (string, string, error) {

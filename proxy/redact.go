@@ -50,7 +50,7 @@ func newRedactor() *redactor {
 // add registers a credential value (and the token after an auth scheme,
 // and a Basic pair's parts).
 func (r *redactor) add(v string) {
-	if v == "" || r.st.Load().known[v] {
+	if len(v) < minSecretLen || r.st.Load().known[v] {
 		return
 	}
 	r.mu.Lock()

@@ -181,3 +181,22 @@ func TestCanonicalHost(t *testing.T) {
 		require.Error(t, err, in)
 	}
 }
+
+func TestParseResolveFlag(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"news.example.edu.cn:80:127.0.0.1":       {"news.example.edu.cn:80", "127.0.0.1:80"},
+		"News.Example.edu.cn:443:127.0.0.1:8443": {"news.example.edu.cn:443", "127.0.0.1:8443"},
+		"a.example:80:[::1]":                     {"a.example:80", "[::1]:80"},
+		"a.example:80:::1":                       {"a.example:80", "[::1]:80"},
+		"a.example:80:[::1]:9000":                {"a.example:80", "[::1]:9000"},
+		"[::1]:8080:127.0.0.1":                   {"[::1]:8080", "127.0.0.1:8080"},
+	} {
+		k, v, err := ParseResolveFlag(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, [2]string{k, v}, in)
+	}
+	for _, in := range []string{"", "a.example", "a.example:80", "a.example:x:127.0.0.1", "a.example:80:localhost", "2130706433:80:127.0.0.1", "a.example:0:127.0.0.1"} {
+		_, _, err := ParseResolveFlag(in)
+		require.Error(t, err, in)
+	}
+}
