@@ -373,3 +373,17 @@ func newTLSRecorder(t *testing.T) *recorder {
 	t.Cleanup(r.Close)
 	return r
 }
+
+func TestShortSessionCookieNeitherStoredNorRedacted(t *testing.T) {
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "SESSION", Value: "1"})
+		w.Write([]byte(`{"a":1,"b":[1,2,3]}`))
+	})
+	ks := MemKeystore(testSecrets())
+	p := testProxy(t, nil, portal, nil, Limits{}, ks)
+	resp, err := p.NewCall("demo", access("portal")).Do(context.Background(), &Request{Service: "portal", Path: "/"})
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":1,"b":[1,2,3]}`, string(resp.Body))
+	ss, _ := ks.Get("portal")
+	assert.Equal(t, portalSess, ss.Cookies["SESSION"])
+}
