@@ -208,9 +208,23 @@ func (d *differ) campus(oa, na access) {
 				Section: SecCampus, Item: s,
 				Message: fmt.Sprintf("campus service %s: the path limit is removed, any path is allowed (was %s)", s, pathsText(op))})
 		case len(wider) > 0:
+			var parts []string
+			for _, q := range wider {
+				var from []string
+				for _, p := range op {
+					if prefixCovers(q, p) {
+						from = append(from, p)
+					}
+				}
+				if len(from) > 0 {
+					parts = append(parts, fmt.Sprintf("%s broadened to %s", strings.Join(from, ", "), q))
+				} else {
+					parts = append(parts, "new path prefix "+q)
+				}
+			}
 			d.add(Change{Kind: Broadened, Path: path + ".paths", Old: pathsText(op), New: pathsText(np), Wider: true,
 				Section: SecCampus, Item: s,
-				Message: fmt.Sprintf("campus service %s: paths not allowed before: %s", s, strings.Join(wider, ", "))})
+				Message: fmt.Sprintf("campus service %s: %s", s, strings.Join(parts, "; "))})
 		case len(narrower) > 0:
 			d.add(Change{Kind: Narrowed, Path: path + ".paths", Old: pathsText(op), New: pathsText(np),
 				Section: SecCampus, Item: s,
