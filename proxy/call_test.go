@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -386,4 +387,22 @@ func TestShortSessionCookieNeitherStoredNorRedacted(t *testing.T) {
 	assert.Equal(t, `{"a":1,"b":[1,2,3]}`, string(resp.Body))
 	ss, _ := ks.Get("portal")
 	assert.Equal(t, portalSess, ss.Cookies["SESSION"])
+}
+
+func TestRequestErrorsAreRedactedAndOpaque(t *testing.T) {
+	// A loopback port with nothing listening: connection refused.
+	srv := newRecorder(t, echo)
+	addr := srv.URL
+	srv.Close()
+	cat := Catalogue{"card": {Name: "card", Origin: addr, Auth: Auth{Headers: []string{"synjones-auth"}},
+		Query: map[string]string{"t": cardToken}}}
+	p := New(Config{Catalogue: cat, Keystore: MemKeystore(testSecrets())})
+	_, err := p.NewCall("demo", access("card")).Do(context.Background(), &Request{Service: "card", Path: "/x"})
+	var re *RequestError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "card", re.Service)
+	assertNoSecret(t, "error", err.Error())
+	assert.Contains(t, re.URL, Marker, "the fixed query holding a credential is redacted in the URL")
+	assert.Nil(t, errors.Unwrap(err), "the original error (with its URL) is not reachable")
+	assert.False(t, re.Timeout)
 }
