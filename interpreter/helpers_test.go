@@ -4,15 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
-	"github.com/pkuinfo/harness/steps"
 	"github.com/stretchr/testify/require"
 )
 
@@ -71,6 +68,3 @@ func readSkeleton(t testing.TB) *manifest.Plugin {
 	return p
 }
 
-var _ = os.Getenv
-var _ = strings.Contains
-var _ = steps.Builtin

@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/pkuinfo/harness/internal/diag"
@@ -98,4 +97,3 @@ func toolLimits(d *yamlx.Doc, n *yaml.Node, host Limits, l *diag.List) Limits {
 	return out
 }
 
-var _ = fmt.Sprint

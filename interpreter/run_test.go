@@ -12,7 +12,6 @@ import (
 
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
-	"github.com/pkuinfo/harness/steps"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -124,4 +123,3 @@ func TestNoTransport(t *testing.T) {
 	require.ErrorContains(t, err, "no transport")
 }
 
-var _ = steps.Builtin

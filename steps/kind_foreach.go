@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/itchyny/gojq"
 	"go.yaml.in/yaml/v3"
@@ -82,7 +83,7 @@ func (s *foreachStep) Run(ctx context.Context, f *Frame) (any, error) {
 		for k := range l {
 			keys = append(keys, k)
 		}
-		sortStrings(keys)
+		sort.Strings(keys)
 		for _, k := range keys {
 			items = append(items, l[k])
 		}

@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -443,5 +442,3 @@ func looksJSON(b []byte) bool {
 	}
 	return false
 }
-
-var _ = sort.Strings

@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -150,5 +149,3 @@ func (s *MemKV) Set(key string, v any) error {
 	}
 	return nil
 }
-
-var _ = json.Valid

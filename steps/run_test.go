@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -334,6 +332,3 @@ func TestSpecExamples(t *testing.T) {
 		})
 	}
 }
-
-var _ = fmt.Sprint
-var _ = sort.Strings

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/itchyny/gojq"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
@@ -210,8 +209,6 @@ func EscapeSegment(s string) string {
 	}
 	return e
 }
-
-var _ = gojq.Compare
 
 // valueTemplate is a YAML value whose strings are templates; a string that
 // is exactly one `${ JQ }` yields the program's value with its type.

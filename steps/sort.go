@@ -1,5 +1,0 @@
-package steps
-
-import "sort"
-
-func sortStrings(s []string) { sort.Strings(s) }
