@@ -113,7 +113,7 @@ func (s *Sheet) WriteText(w io.Writer, colour bool) error {
 	}
 	for _, t := range s.Tools {
 		text := t.Name
-		if t.Title != "" {
+		if t.Title != "" && t.Title != t.Name {
 			text += " " + t.Title
 		}
 		if t.TitleEn != "" {

@@ -27,8 +27,8 @@ func TestSheetText(t *testing.T) {
 		"  portal: 北京大学门户 (the PKU portal: notices, course table, grades); only paths under /api/scores/",
 		"  https://news.example.edu.cn",
 		"  kv: 插件自己的小型存储",
-		"  look look — read: 只读取信息 (only reads); untrusted: results are untrusted",
-		"  pay pay (Pay) — money: 会花钱 (spends money); userOnly: only you can run it",
+		"  look — read: 只读取信息 (only reads); untrusted: results are untrusted",
+		"  pay (Pay) — money: 会花钱 (spends money); userOnly: only you can run it",
 	} {
 		require.Contains(t, out, want)
 	}
@@ -48,9 +48,9 @@ func TestSheetMarksWiderLines(t *testing.T) {
 	out := b.String()
 	require.Contains(t, out, "+ treehole: 北大树洞")
 	require.Contains(t, out, "+ clipboard: ")
-	require.Contains(t, out, "+ pay pay (Pay) — money")
+	require.Contains(t, out, "+ pay (Pay) — money")
 	require.Contains(t, out, "  card: 校园卡", "an unchanged line is not marked")
-	require.Contains(t, out, "  look look — read")
+	require.Contains(t, out, "  look — read")
 	require.Contains(t, out, "Changes\n")
 	require.Contains(t, out, "+ new campus service treehole")
 
