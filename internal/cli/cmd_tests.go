@@ -5,12 +5,27 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/plugintest"
 	"github.com/pkuinfo/harness/proxy"
 	"github.com/spf13/cobra"
 )
 
-func init() { register(80, newTestCmd) }
+func init() {
+	register(80, newTestCmd)
+	documentChecks = append(documentChecks, checkTests)
+}
+
+// checkTests makes lint report the problems of a document's test files
+// (tests/*.yaml and "yaml test NAME" blocks) as it reports the rest.
+func checkTests(p *manifest.Plugin) diag.List {
+	if p == nil || len(p.Tests) == 0 {
+		return diag.List{}
+	}
+	_, l := plugintest.Parse(p)
+	return l
+}
 
 func newTestCmd(app *App) *cobra.Command {
 	var (
