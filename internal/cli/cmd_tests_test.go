@@ -182,3 +182,15 @@ func TestOfficialDocumentsSessionStates(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, `"gpa":3.551`)
 }
+
+func TestLintReportsTestFileProblems(t *testing.T) {
+	dir := t.TempDir()
+	copyDir(t, officialDoc("wallet"), dir)
+	p := filepath.Join(dir, "tests", "transactions.yaml")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, bytes.Replace(b, []byte("    expect:\n      error: is after"), []byte("    expct:\n      error: is after"), 1), 0o644))
+	code, _, errs := harness(t, nil, "lint", dir)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, `tests/transactions.yaml:64:5: unknown key "expct" in a test case (did you mean "expect"?)`)
+}
