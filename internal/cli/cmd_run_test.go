@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -189,4 +190,21 @@ func TestRunWebResolve(t *testing.T) {
 	code, out, errs := runCLI(t, nil, "run", dir, "list", "--resolve", "news.example.edu.cn:80:"+srv.Listener.Addr().String())
 	require.Equal(t, 0, code, errs)
 	assert.JSONEq(t, `[{"title":"停课","link":"/n/1"}]`, out)
+}
+
+func TestRunKVStore(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": "---\nid: counter\nname: C\ndescription: C.\nversion: 1.0.0\naccess:\n  abilities: [kv]\n---\nI.\n",
+		"tools/count.yaml": "description: C.\neffect: write\nsteps:\n  - kv_get: n\n  - kv_set: { key: n, value: '(. // 0) + 1' }\n",
+	})
+	home := t.TempDir()
+	env := map[string]string{"HARNESS_HOME": home}
+	for want := 1; want <= 2; want++ {
+		code, out, errs := runCLI(t, env, "run", dir, "count")
+		require.Equal(t, 0, code, errs)
+		assert.Equal(t, fmt.Sprintf("%d\n", want), out)
+	}
+	b, err := os.ReadFile(filepath.Join(home, "kv", "counter.json"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"n":2}`, string(b))
 }
