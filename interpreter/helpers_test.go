@@ -67,4 +67,3 @@ func readSkeleton(t testing.TB) *manifest.Plugin {
 	require.False(t, l.HasErrors(), "%s", l.Error())
 	return p
 }
-

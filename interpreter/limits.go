@@ -96,4 +96,3 @@ func toolLimits(d *yamlx.Doc, n *yaml.Node, host Limits, l *diag.List) Limits {
 	}
 	return out
 }
-

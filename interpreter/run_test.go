@@ -122,4 +122,3 @@ func TestNoTransport(t *testing.T) {
 	_, err := run(t, prog, "free", map[string]any{"building": "x"})
 	require.ErrorContains(t, err, "no transport")
 }
-

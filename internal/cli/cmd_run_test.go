@@ -194,7 +194,7 @@ func TestRunWebResolve(t *testing.T) {
 
 func TestRunKVStore(t *testing.T) {
 	dir := writeDoc(t, t.TempDir(), map[string]string{
-		"PLUGIN.md": "---\nid: counter\nname: C\ndescription: C.\nversion: 1.0.0\naccess:\n  abilities: [kv]\n---\nI.\n",
+		"PLUGIN.md":        "---\nid: counter\nname: C\ndescription: C.\nversion: 1.0.0\naccess:\n  abilities: [kv]\n---\nI.\n",
 		"tools/count.yaml": "description: C.\neffect: write\nsteps:\n  - kv_get: n\n  - kv_set: { key: n, value: '(. // 0) + 1' }\n",
 	})
 	home := t.TempDir()
