@@ -14,4 +14,10 @@
 // update whose diff is not Wider may be applied at once; a wider one waits for
 // the user. Decide turns a diff, the versions and the hashes into that
 // decision, including the downgrade rule.
+//
+// Checker checks installed links for updates (at most daily, one ref listing
+// per GitHub repository, conditional requests for URL documents) and returns
+// a Result per document without touching the store; Record writes those
+// results into the fetch package's store (apply, hold as pending, keep the
+// error), and Store.Accept applies a pending update.
 package review

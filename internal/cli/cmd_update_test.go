@@ -236,6 +236,9 @@ func TestUpdateURL(t *testing.T) {
 	u := newURLServer(t, updDoc("news", "1.0.0", frontCard, ""))
 	link := u.srv.URL + "/news/PLUGIN.md"
 	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	code, out, errs := runCLI(t, nil, "review", link)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "Link: "+link+"\n")
 	installAt(t, home, link, "", t0)
 	env := func(at time.Time) map[string]string {
 		return map[string]string{"HARNESS_HOME": home, "HARNESS_NOW": at.Format(time.RFC3339)}
@@ -246,7 +249,7 @@ func TestUpdateURL(t *testing.T) {
 	// Unchanged: one conditional request, answered 304.
 	u.requests.Store(0)
 	u.full.Store(0)
-	code, out, errs := runCLI(t, env(t0), "update")
+	code, out, errs = runCLI(t, env(t0), "update")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, "news: unchanged\n", out)
 	require.EqualValues(t, 1, u.requests.Load())
