@@ -113,7 +113,11 @@ func RunDir(ctx context.Context, path string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return RunFiles(ctx, files, opts), nil
+	rep := RunFiles(ctx, files, opts)
+	if rep.Plugin == "" {
+		rep.Plugin = path
+	}
+	return rep, nil
 }
 
 // RunFiles parses a document's files and runs its tests.

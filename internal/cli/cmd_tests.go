@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 
 	"github.com/pkuinfo/harness/internal/diag"
@@ -60,6 +63,10 @@ FILE:LINE:COL and a diff. Exit 0 when every case of every document passes, 1 oth
 			}
 			ok := true
 			for _, path := range args {
+				if len(args) > 1 && !looksLikeDocument(path) {
+					fmt.Fprintf(app.Stdout, "skip %s: not a plugin document\n", path)
+					continue
+				}
 				rep, err := plugintest.RunDir(context.Background(), path, plugintest.Options{Catalogue: cat, Match: match})
 				if err != nil {
 					fmt.Fprintf(app.Stderr, "FAIL %s: %v\n", path, err)
@@ -79,4 +86,26 @@ FILE:LINE:COL and a diff. Exit 0 when every case of every document passes, 1 oth
 	cmd.Flags().StringVar(&run, "run", "", "run only the cases whose FILE/NAME matches this regular expression")
 	cmd.Flags().StringVar(&services, "services", "", "campus service catalogue entries (session names, login signals); origins are replaced by the replay servers")
 	return cmd
+}
+
+// looksLikeDocument reports whether path is a folder holding PLUGIN.md or a
+// file starting with a front matter line, so that `harness test dir/*`
+// passes over READMEs and code beside the documents.
+func looksLikeDocument(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return true // let the run report it
+	}
+	if st.IsDir() {
+		_, err := os.Stat(filepath.Join(path, "PLUGIN.md"))
+		return err == nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == "---\n" || (n == 4 && string(head[:4]) == "---\r")
 }
