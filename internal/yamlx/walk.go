@@ -96,7 +96,8 @@ func Suggest(s string, known []string) string {
 	return best
 }
 
-// levenshtein computes the edit distance, giving up past max.
+// levenshtein computes the edit distance (swaps of neighbours count one),
+// giving up past max.
 func levenshtein(a, b string, max int) int {
 	if len(a) > 64 || len(b) > 64 {
 		return max + 1
@@ -104,6 +105,8 @@ func levenshtein(a, b string, max int) int {
 	if d := len(a) - len(b); d > max || -d > max {
 		return max + 1
 	}
+	// Optimal string alignment: a swap of two neighbours costs 1.
+	pp := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -117,8 +120,11 @@ func levenshtein(a, b string, max int) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		pp, prev, cur = prev, cur, pp
 	}
 	return prev[len(b)]
 }
