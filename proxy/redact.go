@@ -120,7 +120,8 @@ func (r *redactor) bytes(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	spans := r.st.Load().find(unsafe.String(unsafe.SliceData(b), len(b)))
+	var arr [8]span
+	spans := r.st.Load().find(unsafe.String(unsafe.SliceData(b), len(b)), arr[:0])
 	if len(spans) == 0 {
 		return b
 	}
@@ -133,7 +134,8 @@ func (r *redactor) bytesInPlace(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	spans := r.st.Load().find(unsafe.String(unsafe.SliceData(b), len(b)))
+	var arr [8]span
+	spans := r.st.Load().find(unsafe.String(unsafe.SliceData(b), len(b)), arr[:0])
 	if len(spans) == 0 {
 		return b
 	}
@@ -174,7 +176,8 @@ func (r *redactor) string(s string) string {
 	if s == "" {
 		return s
 	}
-	spans := r.st.Load().find(s)
+	var arr [8]span
+	spans := r.st.Load().find(s, arr[:0])
 	if len(spans) == 0 {
 		return s
 	}
@@ -195,11 +198,11 @@ func splice(b []byte, spans []span) []byte {
 }
 
 // find collects the spans of b holding a credential.
-func (r *redState) find(b string) []span {
+func (r *redState) find(b string, spans []span) []span {
 	if len(r.pats) == 0 {
-		return nil
+		return spans
 	}
-	spans := r.m.search(b, nil)
+	spans = r.m.search(b, spans)
 	first := -1
 	for _, c := range []byte{'%', '\\', '&'} {
 		if i := strings.IndexByte(b, c); i >= 0 && (first < 0 || i < first) {
@@ -209,8 +212,9 @@ func (r *redState) find(b string) []span {
 	if first < 0 {
 		return spans
 	}
-	v := decodeView(b, first)
-	if v == nil {
+	v := viewPool.Get().(*view)
+	defer viewPool.Put(v)
+	if !v.decode(b, first) {
 		return spans
 	}
 	for _, s := range r.m.search(unsafe.String(unsafe.SliceData(v.text), len(v.text)), nil) {
@@ -218,6 +222,9 @@ func (r *redState) find(b string) []span {
 	}
 	return spans
 }
+
+// viewPool keeps decoded views between uses: they live only inside find.
+var viewPool = sync.Pool{New: func() any { return new(view) }}
 
 // view is b with its escapes decoded: segs lists each decoded escape in
 // order, so a view offset maps back to b.
@@ -258,10 +265,13 @@ func (v *view) orig(k int, end bool) int {
 	return o
 }
 
-// decodeView decodes every escape of b from first on (the first escape
-// byte); nil when none decodes.
-func decodeView(b string, first int) *view {
-	v := &view{n: len(b)}
+// decode fills v with b's escapes decoded, from first on (the first escape
+// byte); false when none decodes.
+func (v *view) decode(b string, first int) bool {
+	v.n, v.text, v.segs = len(b), v.text[:0], v.segs[:0]
+	if cap(v.text) > 1<<20 {
+		v.text = nil // do not keep a huge buffer in the pool
+	}
 	var buf [4]byte
 	next := [3]int{-2, -2, -2} // next '%', '\\', '&' at or after p (-1: none)
 	chars := [3]byte{'%', '\\', '&'}
@@ -270,7 +280,7 @@ func decodeView(b string, first int) *view {
 	for p >= 0 && p < len(b) {
 		nb, wb := decodeUnit(b, p, &buf)
 		if wb > 0 {
-			if v.text == nil {
+			if len(v.segs) == 0 && cap(v.text) < len(b) {
 				v.text = make([]byte, 0, len(b))
 			}
 			v.text = append(v.text, b[raw:p]...)
@@ -297,11 +307,11 @@ func decodeView(b string, first int) *view {
 		}
 		p = best
 	}
-	if v.segs == nil {
-		return nil
+	if len(v.segs) == 0 {
+		return false
 	}
 	v.text = append(v.text, b[raw:]...)
-	return v
+	return true
 }
 
 func hexVal(c byte) (byte, bool) {
