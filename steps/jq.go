@@ -182,25 +182,6 @@ func (q *JQ) First(ctx context.Context, f *Frame, v any) (any, error) {
 	return r, nil
 }
 
-// All runs the program and collects every result, at most max.
-func (q *JQ) All(ctx context.Context, f *Frame, v any, max int) ([]any, error) {
-	it := q.iter(ctx, f, v)
-	var out []any
-	for {
-		r, ok := it.Next()
-		if !ok {
-			return out, nil
-		}
-		if err, isErr := r.(error); isErr {
-			return nil, jqError(ctx, err)
-		}
-		if len(out) >= max {
-			return nil, &LimitError{Limit: "iterations", Max: int64(max), What: "jq results"}
-		}
-		out = append(out, r)
-	}
-}
-
 // Bool runs a condition: its first result's truthiness (null and false are
 // false, as in jq).
 func (q *JQ) Bool(ctx context.Context, f *Frame, v any) (bool, error) {

@@ -10,7 +10,7 @@ type Limits struct {
 	ResponseBytes  int64         // one response body, after decompression
 	Requests       int           // requests per call
 	Steps          int           // steps executed per call, nested ones included
-	Iterations     int           // items one foreach visits; results one jq step collects
+	Iterations     int           // items one foreach visits (checked before it starts)
 	Pages          int           // pages one paginate step fetches
 	Items          int           // items one paginate step collects
 	Output         int           // characters of the result before it is cut
