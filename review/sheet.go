@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/proxy"
 )
 
 // Info is what the engine knows about a document beyond its text.
@@ -96,6 +97,9 @@ type UpdateInfo struct {
 	Changes     []Change `json:"changes"`
 }
 
+// builtinServices is the proxy's built-in campus catalogue.
+var builtinServices = proxy.Builtin()
+
 // NewSheet builds the review sheet of p from what it declares.
 func NewSheet(p *manifest.Plugin, info Info) *Sheet {
 	s := &Sheet{
@@ -115,7 +119,7 @@ func NewSheet(p *manifest.Plugin, info Info) *Sheet {
 		s.Requires = append(s.Requires, CapabilityLine{Name: c, About: CapabilityWords(c)})
 	}
 	for _, name := range sortedKeys(a.campus) {
-		_, known := services[name]
+		_, known := builtinServices[name]
 		l := ServiceLine{Service: name, About: ServiceWords(name), Known: known, Paths: []string{}}
 		if ps := a.campus[name]; len(ps) == 1 && ps[0] == "/" {
 			l.AnyPath = true

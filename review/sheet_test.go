@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pkuinfo/harness/manifest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,4 +79,21 @@ func TestSheetMarksWiderLines(t *testing.T) {
 	require.Equal(t, map[string]bool{"card": false, "portal": false, "treehole": true}, wider)
 	require.True(t, j.Update.Wider)
 	require.NotEmpty(t, j.Update.Changes)
+}
+
+// Every service of the proxy's built-in catalogue is explained, and so is
+// every capability and ability the manifest knows.
+func TestWordsCoverCatalogues(t *testing.T) {
+	for _, name := range builtinServices.Names() {
+		require.Contains(t, services, name, "no words for campus service %s", name)
+	}
+	for _, c := range manifest.KnownRequires {
+		require.Contains(t, capabilities, c)
+	}
+	for _, a := range manifest.KnownAbilities {
+		require.Contains(t, abilities, a)
+	}
+	for _, e := range manifest.Effects {
+		require.Contains(t, effects, e)
+	}
 }

@@ -43,6 +43,9 @@ func ServiceWords(name string) Words {
 	if w, ok := services[name]; ok {
 		return w
 	}
+	if _, ok := builtinServices[name]; ok {
+		return Words{"", "a campus service of the built-in catalogue"}
+	}
 	return Words{"", "a campus service this engine does not know; the app must provide it"}
 }
 
