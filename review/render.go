@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 )
 
 // ANSI styles for a terminal.
@@ -38,6 +39,7 @@ func (p *printer) printf(format string, args ...any) {
 // line prints one entry; a widening one is marked "+" (red on a terminal)
 // and ends with "(wider)".
 func (p *printer) line(wider bool, text string) {
+	text = safe(text)
 	if wider {
 		p.printf("%s\n", p.style(ansiRed, "+ "+text+"  (wider)"))
 		return
@@ -53,7 +55,7 @@ func (s *Sheet) WriteText(w io.Writer, colour bool) error {
 	if s.NameEn != "" {
 		title += " (" + s.NameEn + ")"
 	}
-	p.printf("%s  %s %s\n", p.style(ansiBold, title), s.ID, s.Version)
+	p.printf("%s  %s %s\n", p.style(ansiBold, safe(title)), safe(s.ID), safe(s.Version))
 	if s.Description != "" {
 		p.printf("  %s\n", oneLine(s.Description))
 	}
@@ -144,6 +146,7 @@ func (s *Sheet) WriteText(w io.Writer, colour bool) error {
 			p.printf("  none: the same document\n")
 		}
 		for _, c := range s.Update.Changes {
+			c.Message = safe(c.Message)
 			switch {
 			case c.Wider:
 				p.printf("%s\n", p.style(ansiRed, "+ "+c.Message))
@@ -177,6 +180,7 @@ func (d Delta) WriteText(w io.Writer, colour bool) error {
 		return p.err
 	}
 	for _, c := range d.Changes {
+		c.Message = safe(c.Message)
 		switch {
 		case c.Wider:
 			p.printf("%s\n", p.style(ansiRed, "+ "+c.Message+"  (wider)"))
@@ -205,8 +209,19 @@ func (d Delta) WriteJSON(w io.Writer) error {
 	return enc.Encode(d)
 }
 
+// safe replaces control and bidirectional formatting characters, so that a
+// document's text cannot move the cursor, recolour or reorder a terminal line.
+func safe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029' {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = safe(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:200]) + "…"
 	}

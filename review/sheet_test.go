@@ -97,3 +97,13 @@ func TestWordsCoverCatalogues(t *testing.T) {
 		require.Contains(t, effects, e)
 	}
 }
+
+func TestTextIsSafe(t *testing.T) {
+	s := &Sheet{ID: "x", Name: "a\x1b[2Jb\u202ec", Description: "d\re", Tools: []ToolLine{{Name: "t", Title: "x\x1b]0;t\x07"}}}
+	var b bytes.Buffer
+	require.NoError(t, s.WriteText(&b, false))
+	require.NotContains(t, b.String(), "\x1b")
+	require.NotContains(t, b.String(), "\u202e")
+	require.NotContains(t, b.String(), "\r")
+	require.NotContains(t, b.String(), "\x07")
+}
