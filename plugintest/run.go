@@ -101,9 +101,9 @@ func (r *Report) Write(w io.Writer, verbose bool) {
 	case len(r.Cases) == 0:
 		fmt.Fprintf(w, "FAIL %s: no test cases (add tests/NAME.yaml or a \"yaml test NAME\" block)\n", r.Plugin)
 	case r.Failed() == 0:
-		fmt.Fprintf(w, "ok   %s: %d cases passed\n", r.Plugin, len(r.Cases))
+		fmt.Fprintf(w, "ok   %s: %s passed\n", r.Plugin, plural(len(r.Cases), "case"))
 	default:
-		fmt.Fprintf(w, "FAIL %s: %d of %d cases failed\n", r.Plugin, r.Failed(), len(r.Cases))
+		fmt.Fprintf(w, "FAIL %s: %d of %s failed\n", r.Plugin, r.Failed(), plural(len(r.Cases), "case"))
 	}
 }
 
@@ -402,4 +402,11 @@ func checkKV(c *Case, kv *steps.MemKV) []string {
 		}
 	}
 	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }
