@@ -77,7 +77,7 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 			}
 			switch r.Status {
 			case StatusFailed:
-				msg := r.Err.Error()
+				msg := SafeText(r.Err.Error())
 				if len(msg) > maxErrorText {
 					msg = msg[:maxErrorText] + "…"
 				}

@@ -209,8 +209,11 @@ func (d Delta) WriteJSON(w io.Writer) error {
 	return enc.Encode(d)
 }
 
-// safe replaces control and bidirectional formatting characters, so that a
-// document's text cannot move the cursor, recolour or reorder a terminal line.
+// SafeText replaces control and bidirectional formatting characters, so that
+// text from a document or a server cannot move the cursor, recolour or
+// reorder a terminal line.
+func SafeText(s string) string { return safe(s) }
+
 func safe(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029' {

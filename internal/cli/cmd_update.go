@@ -152,7 +152,7 @@ func printUpdates(app *App, list []review.Installed, results []review.Result, ch
 	}
 	changes := func(r review.Result) {
 		for _, l := range review.ChangeLines(r.Decision.Delta) {
-			fmt.Fprintf(w, "    %s\n", l)
+			fmt.Fprintf(w, "    %s\n", review.SafeText(l))
 		}
 	}
 	for i, r := range results {
@@ -180,13 +180,13 @@ func printUpdates(app *App, list []review.Installed, results []review.Result, ch
 				fmt.Fprintf(w, "    harness accept %s applies it\n", r.ID)
 			}
 		case review.StatusHeld:
-			fmt.Fprintf(w, "%s: update held: %s\n", r.ID, r.Decision.Warning)
+			fmt.Fprintf(w, "%s: update held: %s\n", r.ID, review.SafeText(r.Decision.Warning))
 			changes(r)
 			if !check {
 				fmt.Fprintf(w, "    harness accept %s installs it anyway\n", r.ID)
 			}
 		case review.StatusFailed:
-			fmt.Fprintf(w, "%s: check failed, the installed version keeps working: %v\n", r.ID, r.Err)
+			fmt.Fprintf(w, "%s: check failed, the installed version keeps working: %s\n", r.ID, review.SafeText(r.Err.Error()))
 		}
 	}
 }
