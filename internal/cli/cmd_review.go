@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -42,7 +43,8 @@ func loadDocument(ctx context.Context, app *App, arg, trust string) (*loaded, er
 	}
 	doc, err := fetchLink(ctx, app, l)
 	if err != nil {
-		return nil, Exit(ExitFailed, err)
+		// A server's words reach the terminal only made safe.
+		return nil, Exit(ExitFailed, errors.New(review.SafeText(err.Error())))
 	}
 	p, dl := manifest.Parse(doc.files)
 	for _, check := range documentChecks {
