@@ -166,6 +166,12 @@ func (c *Checker) Check(ctx context.Context, list []Installed) []Result {
 		i := todo[k]
 		ctx, cancel := context.WithTimeout(ctx, c.timeout())
 		defer cancel()
+		defer func() {
+			// A bug met by one hostile document fails that document only.
+			if p := recover(); p != nil {
+				res[i].fail(fmt.Errorf("internal error while checking %s: %v", list[i].ID, p))
+			}
+		}()
 		c.checkOne(ctx, list[i], links[i], repos, &res[i])
 	})
 	return res
