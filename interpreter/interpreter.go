@@ -172,6 +172,9 @@ type run struct {
 
 func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	lim := s.tool.limits
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer watchHeap(stop, lim.HeapBytes)()
 	ctx, cancel := context.WithTimeout(ctx, lim.Deadline)
 	defer cancel()
 	f := &s.frame
@@ -209,7 +212,10 @@ func (s *run) stepError(ctx context.Context, err error) error {
 		return err
 	}
 	cause := le.Err
-	if errors.Is(cause, context.DeadlineExceeded) && ctx.Err() != nil {
+	var lim *steps.LimitError
+	if c := context.Cause(ctx); c != nil && errors.As(c, &lim) {
+		cause = lim // the heap watch stopped the run
+	} else if errors.Is(cause, context.DeadlineExceeded) && ctx.Err() != nil {
 		cause = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}
 	}
 	if s.cfg.redact != nil {

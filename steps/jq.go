@@ -337,25 +337,33 @@ func harden(q *gojq.Query) error {
 	return err
 }
 
+// walkStr hardens the interpolations of a string: each is turned into text
+// by a recursive encoder, so its value is checked first.
 func walkStr(s *gojq.String, walkQ func(*gojq.Query)) {
 	if s == nil {
 		return
 	}
-	for _, q := range s.Queries {
+	for i, q := range s.Queries {
 		walkQ(q)
+		if q.Term != nil && q.Term.Str != nil {
+			continue // a literal part
+		}
+		s.Queries[i] = &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeQuery, Query: &gojq.Query{Left: q, Op: gojq.OpPipe,
+			Right: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIf, If: &gojq.If{
+				Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_h_ok"}}},
+				Then: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIdentity}},
+				Else: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "empty"}}},
+			}}}}}}
 	}
 }
 
-// recursing names the builtins implemented by Go recursion over their input.
+// recursing names the builtins implemented by Go recursion over their input
+// (encoders and comparisons), which check its nesting and size first.
 var recursing = map[string]bool{
 	"tojson": true, "tostring": true, "flatten": true, "sort": true, "sort_by": true, "group_by": true,
 	"unique": true, "unique_by": true, "min": true, "max": true, "min_by": true, "max_by": true,
-	"contains": true, "inside": true, "indices": true, "index": true, "rindex": true, "error": true,
-	"setpath": true, "delpaths": true, "tostream": true, "ascii": true, "add": true, "join": true,
-	"implode": true, "test": true, "match": true, "capture": true, "scan": true, "splits": true,
-	"sub": true, "gsub": true, "ltrimstr": true, "rtrimstr": true, "startswith": true, "endswith": true,
-	"has": true, "in": true, "walk": true, "paths": true, "leaf_paths": true, "getpath": true,
-	"@json": true, "tojson_": true, "halt_error": true, "combinations": true, "transpose": true,
+	"contains": true, "inside": true, "indices": true, "index": true, "rindex": true,
+	"setpath": true, "delpaths": true, "getpath": true, "halt_error": true, "ascii": true, "implode": true,
 }
 
 // jqOptions are the hardening functions, bound to the limits.
@@ -383,7 +391,7 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 		cmp("_h_le", func(c int) bool { return c <= 0 }),
 		cmp("_h_ge", func(c int) bool { return c >= 0 }),
 		gojq.WithFunction("_h_ok", 0, 0, func(v any, _ []any) any {
-			if err := checkDepth(v, maxDepth); err != nil {
+			if err := checkValue(v, maxDepth, 4*maxStr); err != nil {
 				return err
 			}
 			return true

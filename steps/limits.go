@@ -23,6 +23,7 @@ type Limits struct {
 	KVValueBytes   int           // one stored value, as JSON
 	KVBytes        int           // a plugin's whole store, as JSON
 	KVKeys         int           // keys in a plugin's store
+	HeapBytes      int64         // the process heap: above it the running calls stop (0: no watch)
 }
 
 // DefaultLimits are the limits when the host sets none.
@@ -46,5 +47,6 @@ func DefaultLimits() Limits {
 		KVValueBytes:   64 << 10,
 		KVBytes:        1 << 20,
 		KVKeys:         1000,
+		HeapBytes:      1 << 30,
 	}
 }

@@ -64,6 +64,48 @@ func depthOK(v any, left int) bool {
 	return true
 }
 
+// checkValue reports values nested deeper than maxDepth or larger than
+// maxSize bytes (strings' bytes plus 16 per value), for work whose cost or
+// output grows with the value and cannot be interrupted.
+func checkValue(v any, maxDepth, maxSize int) error {
+	size := 0
+	if !sizeOK(v, maxDepth, &size, maxSize) {
+		if size > maxSize {
+			return &LimitError{Limit: "string", Max: int64(maxSize), What: "a value's size for an encoder or comparison"}
+		}
+		return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a value's nesting"}
+	}
+	return nil
+}
+
+func sizeOK(v any, left int, size *int, max int) bool {
+	*size += 16
+	switch v := v.(type) {
+	case string:
+		*size += len(v)
+	case []any:
+		if left <= 0 {
+			return false
+		}
+		for _, x := range v {
+			if !sizeOK(x, left-1, size, max) {
+				return false
+			}
+		}
+	case map[string]any:
+		if left <= 0 {
+			return false
+		}
+		for k, x := range v {
+			*size += len(k)
+			if !sizeOK(x, left-1, size, max) {
+				return false
+			}
+		}
+	}
+	return *size <= max
+}
+
 // DecodeJSON parses one JSON value into the values jq works on (int when an
 // integer fits, *big.Int when it does not, float64 otherwise), refusing
 // nesting deeper than maxDepth. (encoding/json bounds its own recursion at

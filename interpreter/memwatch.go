@@ -1,0 +1,76 @@
+package interpreter
+
+import (
+	"context"
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/pkuinfo/harness/steps"
+)
+
+// The heap watch: jq programs can grow values step by step (`[range(1e9)]`,
+// a reduce adding keys), each step interruptible but the whole unbounded in
+// memory before the deadline. While runs are active, one goroutine samples
+// the process heap every WatchInterval; above the heap limit it stops every
+// active run with a heapBytes LimitError, so the process survives.
+
+// WatchInterval is how often the heap watch samples the heap.
+const WatchInterval = 20 * time.Millisecond
+
+type watched struct {
+	cancel context.CancelCauseFunc
+	limit  int64
+}
+
+var heapWatch struct {
+	mu      sync.Mutex
+	runs    map[*watched]struct{}
+	running bool
+}
+
+// watchHeap registers a run; the returned function unregisters it.
+func watchHeap(cancel context.CancelCauseFunc, limit int64) func() {
+	if limit <= 0 {
+		return func() {}
+	}
+	w := &watched{cancel: cancel, limit: limit}
+	heapWatch.mu.Lock()
+	if heapWatch.runs == nil {
+		heapWatch.runs = map[*watched]struct{}{}
+	}
+	heapWatch.runs[w] = struct{}{}
+	if !heapWatch.running {
+		heapWatch.running = true
+		go heapLoop()
+	}
+	heapWatch.mu.Unlock()
+	return func() {
+		heapWatch.mu.Lock()
+		delete(heapWatch.runs, w)
+		heapWatch.mu.Unlock()
+	}
+}
+
+func heapLoop() {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(WatchInterval)
+	defer t.Stop()
+	for range t.C {
+		heapWatch.mu.Lock()
+		if len(heapWatch.runs) == 0 {
+			heapWatch.running = false
+			heapWatch.mu.Unlock()
+			return
+		}
+		metrics.Read(sample)
+		heap := int64(sample[0].Value.Uint64())
+		for w := range heapWatch.runs {
+			if heap > w.limit {
+				w.cancel(&steps.LimitError{Limit: "heapBytes", Max: w.limit, What: "the process heap"})
+				delete(heapWatch.runs, w)
+			}
+		}
+		heapWatch.mu.Unlock()
+	}
+}
