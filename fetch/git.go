@@ -444,6 +444,9 @@ func (f *gitFetch) collect(ctx context.Context, rv Resolved, partial bool) (*Git
 			}
 			switch e.Mode {
 			case filemode.Dir:
+				if err := fs.reserveDir(p); err != nil {
+					return err
+				}
 				sub, err := f.tree(e.Hash)
 				if err != nil {
 					return err

@@ -51,6 +51,7 @@ func TestFetchGitHostile(t *testing.T) {
 		{"dot-git-short", with(map[string]string{"p/GIT~1/config": "x"}), `a .git entry ("GIT~1")`, ErrRefused},
 		{"dot-git-ignorable", with(map[string]string{"p/.g\u200cit/config": "x"}), "a .git entry", ErrRefused},
 		{"case-collision", with(map[string]string{"p/Tool.yaml": "a", "p/tool.yaml": "b"}), "collide", ErrRefused},
+		{"folder-collision", with(map[string]string{"p/Tools/a.yaml": "a", "p/tools/b.yaml": "b"}), "collide", ErrRefused},
 		{"nfd-name", with(map[string]string{"p/cafe\u0301.md": "a"}), "not in Unicode NFC form", ErrRefused},
 		{"lfs", with(map[string]string{"p/data.json": "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n"}), "Git LFS pointer", ErrRefused},
 		{"huge-file", with(map[string]string{"p/big.bin": string(random)}), "1048576 allowed", ErrLimit},
@@ -116,6 +117,13 @@ func TestFetchGitCraftedTrees(t *testing.T) {
 		assert.ErrorIs(t, err, ErrRefused, name)
 		assert.Contains(t, err.Error(), want, name)
 	}
+	// A file and a folder of the same name.
+	sub := s.mktree(dir, "100644 blob "+x+"\tb")
+	inner0 := s.mktree(dir, "100644 blob "+md+"\tPLUGIN.md", "100644 blob "+x+"\ta", "040000 tree "+sub+"\ta")
+	s.commitTree(dir, "filedir", s.mktree(dir, "040000 tree "+inner0+"\tp"))
+	_, err0 := FetchGit(context.Background(), mustLink(t, "https://github.com/evil/crafted/tree/filedir/p"), GitOptions{Base: s.Base()})
+	assert.ErrorContains(t, err0, "collide")
+
 	// Two entries of the same name (a tree git fsck would reject).
 	inner := s.mktree(dir, "100644 blob "+md+"\tPLUGIN.md", "100644 blob "+x+"\tPLUGIN.md")
 	root := s.mktree(dir, "040000 tree "+inner+"\tp")

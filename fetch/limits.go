@@ -203,6 +203,17 @@ func (fs *fileSet) reserve(p string, n int64) error {
 	return nil
 }
 
+// reserveDir records a folder's name so that a file or another folder
+// colliding with it is refused.
+func (fs *fileSet) reserveDir(p string) error {
+	k := collisionKey(p)
+	if other, ok := fs.keys[k]; ok {
+		return refusedErr("paths %q and %q collide on case-insensitive or normalising file systems", other, p)
+	}
+	fs.keys[k] = p
+	return nil
+}
+
 // add stores a file whose path passed checkPath and whose size passed
 // reserve.
 func (fs *fileSet) add(p string, data []byte) error {
