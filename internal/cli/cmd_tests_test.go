@@ -140,7 +140,7 @@ func TestOfficialDocumentsOnSimulatedCampus(t *testing.T) {
 	code, out, errs = run("canteen", "crowd", `{"canteen":"家园"}`)
 	require.Equal(t, 0, code, errs)
 	// 家园 closes from 20:00 to 20:30 (the synthetic fixture's hours).
-	assert.JSONEq(t, `{"canteens":[{"crowdPercent":0,"id":"jiayuan","level":"关门","name":"家园","open":false,"people":0,"seats":900}],"updated":"2026-04-27 20:00"}`, out)
+	assert.JSONEq(t, `{"canteens":[{"crowdPercent":0,"id":"jiayuan","level":"关门","name":"家园","open":false,"people":0,"seats":900}],"favourite":null,"updated":"2026-04-27 20:00"}`, out)
 
 	code, out, errs = run("campus-events", "addReminder", `{"title":"示例音乐会","start":"2026-04-28 19:30"}`)
 	require.Equal(t, 0, code, errs)
