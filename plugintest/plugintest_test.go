@@ -353,3 +353,21 @@ func TestMatchAndNoCases(t *testing.T) {
 	rep.Write(&b, false)
 	assert.Contains(t, b.String(), "no test cases")
 }
+
+// A request to an https web origin never leaves the machine either: it
+// reaches the loopback sink (and fails its TLS handshake there), and the
+// case fails naming the web request.
+func TestHTTPSWebRequestIsCaught(t *testing.T) {
+	files := demo(`cases:
+  - name: secure page
+    tool: secure
+    expect:
+      error: request
+`)
+	files["PLUGIN.md"] = []byte(strings.Replace(demoPlugin, "    - http://news.example.edu.cn\n", "    - http://news.example.edu.cn\n    - https://secure.example.edu.cn\n", 1))
+	files["tools/secure.yaml"] = []byte("description: Reads a secure page.\neffect: read\nsteps:\n  - request: {url: \"https://secure.example.edu.cn/x\"}\n  - return: .status\n")
+	rep := run(t, files)
+	require.False(t, rep.Problems.HasErrors(), rep.Problems.Error())
+	require.Len(t, rep.Cases, 1)
+	assert.Contains(t, strings.Join(rep.Cases[0].Failures, "\n"), "the tool made a web request")
+}

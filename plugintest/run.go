@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pkuinfo/harness/internal/diag"
@@ -185,10 +186,16 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 	defer rp.close()
 	// Web origins are not replayed: each is resolved to a loopback server
 	// that answers nothing useful, so no request ever leaves this process.
-	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		rp.problem("web request %s %s: web requests are not replayed by the test runner", req.Method, req.URL.Path)
+	sink := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "plugintest: web requests are not replayed", http.StatusNotImplemented)
 	}))
+	var once sync.Once
+	sink.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			once.Do(func() { rp.problem("the tool made a web request: web requests are not replayed by the test runner") })
+		}
+	}
+	sink.Start()
 	defer sink.Close()
 	resolve := map[string]string{}
 	for _, o := range p.Access.Web {
