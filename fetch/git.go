@@ -170,9 +170,15 @@ func fetchGit(ctx context.Context, l *Link, repoURL string, client *http.Client,
 	}
 	if partial {
 		if err := f.fetch(ctx, []plumbing.Hash{rv.Commit}, 1, packp.FilterBlobNone(), objectLimitTrees(lim)); err != nil {
-			return nil, err
+			if !canFallBack(ctx, err) {
+				return nil, err
+			}
+			// A server that advertised filtering but refused it: the
+			// depth-1 fetch below.
+			partial = false
 		}
-	} else {
+	}
+	if !partial {
 		if err := f.fetch(ctx, []plumbing.Hash{rv.Commit}, 1, "", objectLimitAny(lim)); err != nil {
 			return nil, err
 		}
@@ -181,7 +187,7 @@ func fetchGit(ctx context.Context, l *Link, repoURL string, client *http.Client,
 	if err != nil {
 		return nil, err
 	}
-	res.Stats.Partial = partial
+	res.Stats.Partial = partial && !f.fellBack
 	return res, nil
 }
 
@@ -241,9 +247,16 @@ func reachable(st *memory.Storage, from []plumbing.Hash, want plumbing.Hash) err
 }
 
 type gitFetch struct {
-	r   *remote
-	st  *memory.Storage
-	lim Limits
+	r        *remote
+	st       *memory.Storage
+	lim      Limits
+	fellBack bool // the partial fetch was refused half-way
+}
+
+// canFallBack reports whether a failed partial fetch may be retried as a
+// depth-1 fetch: not for a breached limit or an expired deadline.
+func canFallBack(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && !errors.Is(err, ErrLimit) && !errors.Is(err, ErrRefused)
 }
 
 // objLimit gives the largest inflated size allowed for an object of type t
@@ -482,7 +495,15 @@ func (f *gitFetch) collect(ctx context.Context, rv Resolved, partial bool) (*Git
 			}
 		}
 		if err := f.fetch(ctx, hs, 0, "", objectLimitBlobs(f.lim, len(hs))); err != nil {
-			return nil, fmt.Errorf("fetching the folder's files: %w", err)
+			if !canFallBack(ctx, err) {
+				return nil, fmt.Errorf("fetching the folder's files: %w", err)
+			}
+			// A server that refused wants of blobs: the depth-1 fetch of
+			// the commit, whose tree is the same.
+			if err := f.fetch(ctx, []plumbing.Hash{rv.Commit}, 1, "", objectLimitAny(f.lim)); err != nil {
+				return nil, err
+			}
+			f.fellBack = true
 		}
 	}
 	// reserve counted names; now the sizes.

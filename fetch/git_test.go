@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -226,4 +227,30 @@ func TestFetchKinds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `"e1"`, d.ETag)
 	assert.Equal(t, doc("web"), string(d.Files["PLUGIN.md"]))
+}
+
+// TestFetchGitPartialRefused: a server that advertises partial fetches but
+// fails them gets the depth-1 fetch instead.
+func TestFetchGitPartialRefused(t *testing.T) {
+	t.Parallel()
+	s := newGitServer(t)
+	dir := s.repo("acme/flaky", true)
+	c := s.commit(dir, "main", map[string]string{"p/PLUGIN.md": doc("p")})
+	for _, failAt := range []int64{1, 2} { // the trees fetch, the blobs fetch
+		inner := s.srv.Config.Handler
+		var posts atomic.Int64
+		s.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && posts.Add(1) == failAt {
+				http.Error(w, "no", http.StatusInternalServerError)
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
+		res, err := FetchGit(context.Background(), mustLink(t, "https://github.com/acme/flaky/tree/main/p"), GitOptions{Base: s.Base()})
+		s.srv.Config.Handler = inner
+		require.NoError(t, err, "fail at %d", failAt)
+		assert.Equal(t, c, res.Commit)
+		assert.False(t, res.Stats.Partial)
+		assert.Equal(t, doc("p"), string(res.Files["PLUGIN.md"]))
+	}
 }
