@@ -139,7 +139,11 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 		if s.url == nil {
 			return nil
 		}
-		origin, err := literalOrigin(s.url.Prefix())
+		prefix := s.url.Prefix()
+		if lit, ok := s.url.Literal(); ok {
+			prefix = lit + "/"
+		}
+		origin, err := literalOrigin(prefix)
 		if err != nil {
 			c.Errorf(fu.Value, "url %v", err)
 			return nil
