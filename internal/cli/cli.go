@@ -11,7 +11,9 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/pkuinfo/harness/internal/home"
 	"github.com/spf13/cobra"
@@ -149,11 +151,26 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if msg := ee.Error(); msg != "" {
-			fmt.Fprintln(stderr, "harness: "+msg)
+			fmt.Fprintln(stderr, "harness: "+terminalSafe(msg))
 		}
 		return ee.Code
 	}
 	// cobra's own errors (unknown command, bad arguments) are usage errors.
-	fmt.Fprintln(stderr, "harness: "+err.Error())
+	fmt.Fprintln(stderr, "harness: "+terminalSafe(err.Error()))
 	return ExitUsage
+}
+
+// terminalSafe replaces control and bidi characters (other than line breaks
+// and tabs) in a message that may carry a server's or a document's text, so
+// nothing can drive the user's terminal.
+func terminalSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029' {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
