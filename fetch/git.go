@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -88,7 +89,7 @@ func (b *meteredBody) Read(p []byte) (int, error) {
 // meteredClient wraps base (nil: a default git client) with a meter.
 func meteredClient(base *http.Client, lim Limits) (*http.Client, *meter) {
 	if base == nil {
-		base = gitClient(lim.Deadline)
+		base = gitClient(0) // the context carries the deadline
 	}
 	rt := base.Transport
 	if rt == nil {
@@ -125,7 +126,7 @@ func FetchGit(ctx context.Context, l *Link, opt GitOptions) (*GitResult, error) 
 	client, m := meteredClient(opt.Client, lim)
 	res, err := fetchGit(ctx, l, repoURL, client, lim, opt.NoFilter)
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || os.IsTimeout(err) {
 			return nil, limitErr("%s: the fetch took longer than %v", l.String(), lim.Deadline)
 		}
 		return nil, fmt.Errorf("%s: %w", l.String(), err)

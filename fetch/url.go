@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 )
 
@@ -73,7 +74,7 @@ func getURL(ctx context.Context, l *Link, etag, lastModified string, opt URLOpti
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || os.IsTimeout(err) {
 			return false, nil, limitErr("%s: no answer within %v", l.String(), lim.Deadline)
 		}
 		return false, nil, fmt.Errorf("%s: %w", l.String(), err)
@@ -96,7 +97,7 @@ func getURL(ctx context.Context, l *Link, etag, lastModified string, opt URLOpti
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, lim.MaxFileBytes+1))
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || os.IsTimeout(err) {
 			return false, nil, limitErr("%s: the document did not arrive within %v", l.String(), lim.Deadline)
 		}
 		return false, nil, fmt.Errorf("%s: reading: %w", l.String(), err)
