@@ -102,4 +102,3 @@ func deltaTargetSize(d []byte) int64 {
 	next()
 	return next()
 }
-
