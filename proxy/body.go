@@ -24,7 +24,7 @@ import (
 // refuses more than limit bytes after decompression.
 func readBody(resp *http.Response, limit int64) ([]byte, error) {
 	var r io.Reader = resp.Body
-	switch ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); ce {
+	switch ce := strings.ToLower(strings.TrimSpace(hget(resp.Header, "Content-Encoding"))); ce {
 	case "", "identity":
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(resp.Body)
@@ -103,7 +103,7 @@ func textual(mt string) bool {
 // mediaType parses Content-Type into the media type and its charset label;
 // an absent or malformed type is sniffed from the body.
 func mediaType(h http.Header, body []byte) (mt, label string) {
-	mt, label = parseContentType(h.Get("Content-Type"))
+	mt, label = parseContentType(hget(h, "Content-Type"))
 	if mt == "" || mt == "application/octet-stream" {
 		if len(body) == 0 {
 			return "text/plain", label

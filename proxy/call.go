@@ -200,7 +200,22 @@ func (t *target) name() string {
 	return ""
 }
 
-var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true}
+func validMethod(m string) bool {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return true
+	}
+	return false
+}
+
+// hget reads a header by its canonical name without canonicalising it
+// again (a response's header names are canonical already).
+func hget(h http.Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 // Do sends one request under the call's grants and the proxy's rules.
 func (c *Call) Do(ctx context.Context, r *Request) (*Response, error) {
@@ -277,7 +292,7 @@ func backoff(rp *RetryPolicy, prev time.Duration, resp *Response) time.Duration 
 		w = prev * 2
 	}
 	if resp != nil {
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
+		if s, err := strconv.Atoi(hget(resp.Header, "Retry-After")); err == nil && s >= 0 {
 			w = time.Duration(s) * time.Second
 		}
 	}
@@ -286,11 +301,15 @@ func backoff(rp *RetryPolicy, prev time.Duration, resp *Response) time.Duration 
 
 // target checks a request against the grants and builds its first URL.
 func (c *Call) target(r *Request) (*target, error) {
-	t := &target{method: strings.ToUpper(r.Method), body: r.Body, ctype: r.ContentType}
-	if t.method == "" {
+	t := &target{method: r.Method, body: r.Body, ctype: r.ContentType}
+	switch t.method {
+	case "":
 		t.method = "GET"
+	case "GET", "POST":
+	default:
+		t.method = strings.ToUpper(t.method)
 	}
-	if !methods[t.method] {
+	if !validMethod(t.method) {
 		return nil, fmt.Errorf("%w: method %q is not allowed", ErrRefused, r.Method)
 	}
 	if int64(len(r.Body)) > c.p.lim.MaxRequestBytes {
@@ -300,37 +319,11 @@ func (c *Call) target(r *Request) (*target, error) {
 		return nil, fmt.Errorf("%w: the content type has a control character", ErrRefused)
 	}
 	if len(r.Header) > 0 {
-		t.header = r.Header
-		canonical := true
-		for k := range r.Header {
-			if canonicalKey(k) != k {
-				canonical = false
-				break
-			}
+		h, err := c.checkHeader(r.Header)
+		if err != nil {
+			return nil, err
 		}
-		if !canonical {
-			t.header = make(http.Header, len(r.Header))
-		}
-		for k, vs := range r.Header {
-			ck := canonicalKey(k)
-			if !validToken(k) {
-				return nil, fmt.Errorf("%w: %q is not a valid header name", ErrRefused, k)
-			}
-			if reservedHeader(ck) {
-				return nil, fmt.Errorf("%w: a step may not set the %s header (the proxy sets it)", ErrRefused, ck)
-			}
-			if c.p.authHeaders[ck] {
-				return nil, fmt.Errorf("%w: %s is a campus credential header; the proxy attaches it", ErrRefused, ck)
-			}
-			for _, v := range vs {
-				if !validHeaderValue(v) {
-					return nil, fmt.Errorf("%w: the %s header has a control character", ErrRefused, ck)
-				}
-			}
-			if !canonical {
-				t.header[ck] = append(t.header[ck], vs...)
-			}
-		}
+		t.header = h
 	}
 	switch {
 	case r.Service != "" && r.URL != "":
@@ -341,6 +334,41 @@ func (c *Call) target(r *Request) (*target, error) {
 		return t, c.webTarget(t, r)
 	}
 	return nil, fmt.Errorf("%w: a request needs a service and path, or a URL", ErrRefused)
+}
+
+// checkHeader refuses what a step may not set and returns the header with
+// canonical names (h itself when its names are canonical already).
+func (c *Call) checkHeader(h http.Header) (http.Header, error) {
+	canonical := true
+	for k, vs := range h {
+		ck := canonicalKey(k)
+		if ck != k {
+			canonical = false
+		}
+		if !validToken(k) {
+			return nil, fmt.Errorf("%w: %q is not a valid header name", ErrRefused, k)
+		}
+		if reservedHeader(ck) {
+			return nil, fmt.Errorf("%w: a step may not set the %s header (the proxy sets it)", ErrRefused, ck)
+		}
+		if c.p.authHeaders[ck] {
+			return nil, fmt.Errorf("%w: %s is a campus credential header; the proxy attaches it", ErrRefused, ck)
+		}
+		for _, v := range vs {
+			if !validHeaderValue(v) {
+				return nil, fmt.Errorf("%w: the %s header has a control character", ErrRefused, ck)
+			}
+		}
+	}
+	if canonical {
+		return h, nil
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		ck := canonicalKey(k)
+		out[ck] = append(out[ck], vs...)
+	}
+	return out, nil
 }
 
 func (c *Call) campusTarget(t *target, r *Request) error {
@@ -366,9 +394,10 @@ func (c *Call) campusTarget(t *target, r *Request) error {
 	t.u = url.URL{Scheme: svc.origin.scheme, Host: svc.urlHost, Path: cp.decoded, RawPath: cp.escaped,
 		RawQuery: svc.query(cp.query, r.Query)}
 	t.url = &t.u
-	t.urlStr = svc.origin.str + cp.escaped
 	if t.url.RawQuery != "" {
-		t.urlStr += "?" + t.url.RawQuery
+		t.urlStr = svc.origin.str + cp.escaped + "?" + t.url.RawQuery
+	} else {
+		t.urlStr = svc.origin.str + cp.escaped
 	}
 	t.sem = svc.sem
 	return nil
@@ -534,7 +563,7 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 			drain(resp)
 			return nil, loginRequired(t.svc.Name)
 		}
-		loc := resp.Header.Get("Location")
+		loc := hget(resp.Header, "Location")
 		if isRedirect(resp.StatusCode) && loc != "" {
 			next, err := cur.Parse(loc)
 			if err == nil {
@@ -674,7 +703,11 @@ func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
 		}
 		ss, _ := c.p.keys.Get(s.Name)
 		if ss != nil {
-			c.p.addSecrets(ss)
+			if s.seen.Load() != ss {
+				// A session not seen before: redact its values from now on.
+				c.p.addSecrets(ss)
+				s.seen.Store(ss)
+			}
 			if s.allCookies {
 				for n, v := range ss.Cookies {
 					cookies = append(cookies, n+"="+v)
@@ -806,7 +839,7 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		return nil, loginRequired(t.svc.Name)
 	}
 	h := resp.Header
-	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+	if ce := hget(h, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		delete(h, "Content-Encoding")
 		delete(h, "Content-Length")
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
@@ -432,11 +433,12 @@ type service struct {
 	headers     []string        // canonical auth header names
 	fixed       http.Header     // canonical fixed headers
 	loginStatus map[int]bool
-	fixedQuery  string        // Query, encoded
-	loginPaths  []string      // login prefixes that are paths (any host)
-	loginURLs   []loginURL    // login prefixes that are absolute URLs
-	urlHost     string        // host[:port] as a URL holds it
-	sem         chan struct{} // requests in flight, across calls (set by New)
+	fixedQuery  string                         // Query, encoded
+	loginPaths  []string                       // login prefixes that are paths (any host)
+	loginURLs   []loginURL                     // login prefixes that are absolute URLs
+	urlHost     string                         // host[:port] as a URL holds it
+	sem         chan struct{}                  // requests in flight, across calls (set by New)
+	seen        atomic.Pointer[ServiceSecrets] // the session last registered with the redactor
 }
 
 type loginURL struct{ origin, path string }
