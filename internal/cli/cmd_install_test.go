@@ -129,15 +129,15 @@ func TestInstallURL(t *testing.T) {
 	assert.Equal(t, "Thu, 01 Jan 2026 00:00:00 GMT", got[0]["lastModified"])
 }
 
-// gitRepoServer serves one bare repository acme/plugins over git http-backend.
-func gitRepoServer(t *testing.T, files map[string]string) (base, commit string) {
+// gitRepoServer serves one bare repository (OWNER/REPO) over git http-backend.
+func gitRepoServer(t *testing.T, repo string, files map[string]string) (base, commit string) {
 	t.Helper()
 	gitExe, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")
 	}
 	root := t.TempDir()
-	bare := filepath.Join(root, "acme", "plugins.git")
+	bare := filepath.Join(root, filepath.FromSlash(repo)+".git")
 	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+root)
 	git := func(stdin string, args ...string) string {
 		cmd := exec.Command("git", args...)
@@ -168,7 +168,7 @@ func gitRepoServer(t *testing.T, files map[string]string) (base, commit string) 
 }
 
 func TestInstallGitHub(t *testing.T) {
-	base, commit := gitRepoServer(t, map[string]string{
+	base, commit := gitRepoServer(t, "acme/plugins", map[string]string{
 		"good/PLUGIN.md": fmt.Sprintf(installDoc, "good", "1.0.0"),
 		"evil/PLUGIN.md": fmt.Sprintf(installDoc, "evil", "1.0.0"),
 		"evil/link":      "symlink:../../../etc/passwd",
@@ -202,4 +202,17 @@ func TestConfirm(t *testing.T) {
 		assert.Equal(t, want, got, "%q", in)
 		assert.Equal(t, "Install? [y/N] ", out.String())
 	}
+}
+
+func TestInstallOfficial(t *testing.T) {
+	base, _ := gitRepoServer(t, "pkuinfo/pku-harness-plugins", map[string]string{
+		"canteen/PLUGIN.md": fmt.Sprintf(installDoc, "canteen", "1.0.0"),
+	})
+	env := map[string]string{"HARNESS_HOME": t.TempDir(), "HARNESS_GIT_BASE": base}
+	code, out, errs := runCLI(t, env, "install", "https://github.com/pkuinfo/pku-harness-plugins/blob/main/canteen/PLUGIN.md", "--yes")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "installed canteen 1.0.0 (official")
+	got := listJSON(t, env)
+	require.Len(t, got, 1)
+	assert.Equal(t, "official", got[0]["trust"])
 }
