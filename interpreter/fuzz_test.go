@@ -49,7 +49,8 @@ func FuzzRun(f *testing.F) {
 		p, l := manifest.Parse(manifest.Files{"PLUGIN.md": []byte(fuzzPlugin), "tools/t.yaml": []byte(src)})
 		prog, cl := interpreter.Compile(p, interpreter.WithLimits(lim))
 		l.Merge(cl)
-		lines := strings.Count(src, "\n") + 1
+		// YAML breaks lines at \n, \r\n and a lone \r.
+		lines := strings.Count(strings.ReplaceAll(src, "\r\n", "\n"), "\n") + strings.Count(strings.ReplaceAll(src, "\r\n", ""), "\r") + 1
 		for _, d := range l.Items {
 			if d.Pos.File == "tools/t.yaml" && (d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1) {
 				t.Fatalf("diagnostic outside the file: %s", d)

@@ -155,7 +155,24 @@ func (c *Compiler) CompileJQ(n *yaml.Node, what string) *JQ {
 	if !ok {
 		return nil
 	}
-	return compileJQ(s, c.Scope, c.Limits, func(off int) diag.Pos { return c.Doc.OffsetPos(n, off) }, c.L)
+	return compileJQ(s, c.Scope, c.Limits, c.at(n, 0), c.L)
+}
+
+// at maps byte offsets of scalar n's value (plus base) to file positions,
+// staying on the scalar's lines: an empty value points at the scalar, an
+// offset past a final newline at the last character.
+func (c *Compiler) at(n *yaml.Node, base int) func(int) diag.Pos {
+	return func(off int) diag.Pos {
+		off += base
+		v := n.Value
+		if strings.TrimSpace(v) == "" {
+			return c.Doc.NodePos(n)
+		}
+		for off > 0 && off >= len(v) && strings.HasSuffix(v[:min(off, len(v))], "\n") {
+			off = min(off, len(v)) - 1
+		}
+		return c.Doc.OffsetPos(n, off)
+	}
 }
 
 // iter runs the program on v with the frame's visible variables.

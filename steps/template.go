@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
@@ -70,7 +69,7 @@ func (c *Compiler) TemplateString(n *yaml.Node, s, what string, esc Escape) *Tem
 		}
 		end := closeBrace(s, i+2)
 		if end < 0 {
-			c.L.Errorf(c.Doc.OffsetPos(n, i), "%s: ${ is not closed by a matching }", what)
+			c.L.Errorf(c.at(n, 0)(i), "%s: ${ is not closed by a matching }", what)
 			return nil
 		}
 		if lit.Len() > 0 {
@@ -78,7 +77,7 @@ func (c *Compiler) TemplateString(n *yaml.Node, s, what string, esc Escape) *Tem
 			lit.Reset()
 		}
 		start := i + 2
-		q := compileJQ(s[start:end], c.Scope, c.Limits, func(off int) diag.Pos { return c.Doc.OffsetPos(n, start+off) }, c.L)
+		q := compileJQ(s[start:end], c.Scope, c.Limits, c.at(n, start), c.L)
 		if q == nil {
 			good = false
 		}
