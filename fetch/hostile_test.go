@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -197,4 +198,20 @@ func TestFetchGitDeadline(t *testing.T) {
 	_, err := FetchGit(context.Background(), mustLink(t, "https://github.com/a/b/tree/main/p"), GitOptions{Base: srv.URL, Limits: Limits{Deadline: 300 * time.Millisecond}})
 	assert.ErrorIs(t, err, ErrLimit)
 	assert.ErrorContains(t, err, "took longer than 300ms")
+}
+
+// TestFetchGitRedirectOut: a git server may not send the client to another
+// origin.
+func TestFetchGitRedirectOut(t *testing.T) {
+	t.Parallel()
+	var reached atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusFound)
+	}))
+	defer srv.Close()
+	_, err := FetchGit(context.Background(), mustLink(t, "https://github.com/a/b/tree/main/p"), GitOptions{Base: srv.URL})
+	assert.ErrorIs(t, err, ErrRedirect)
+	assert.Zero(t, reached.Load())
 }
