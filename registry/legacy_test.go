@@ -1,0 +1,169 @@
+package registry_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/registry"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const legacyFront = `legacy:
+  ids: [old-cafe, cafe-v1]
+  tools: { crowdNow: crowd, "cafe-v1.menu": dishes }
+  widgets: { crowdCard: crowd }
+preferences:
+  - { name: campus, kind: enum, title: Campus, options: [yanyuan, changping], default: yanyuan }
+  - { name: limit, kind: integer, title: How many, schema: { minimum: 1, maximum: 20 }, default: 5 }
+contributes:
+  widgets:
+    - { key: crowd, title: Crowd }
+`
+
+func legacyDoc() manifest.Files {
+	f := docFiles("canteen", legacyFront, map[string]string{
+		"crowd": toolYAML("read"), "dishes": toolYAML("read"), "order": toolYAML("money"),
+	})
+	f["widgets/crowd.json"] = []byte(`{"type":"card"}`)
+	return f
+}
+
+func TestLegacyLookup(t *testing.T) {
+	r := registry.New()
+	mustAdd(t, r, legacyDoc(), registry.Official, registry.DocOptions{})
+	for name, want := range map[string]string{
+		"canteen.crowd":     "canteen.crowd",
+		"canteen__crowd":    "canteen.crowd",
+		"old-cafe.crowd":    "canteen.crowd", // old plugin id, current tool
+		"old-cafe__crowd":   "canteen.crowd",
+		"old-cafe.crowdNow": "canteen.crowd", // old plugin id, old tool name
+		"canteen.crowdNow":  "canteen.crowd", // current id, old tool name
+		"cafe-v1.menu":      "canteen.dishes",
+		"cafe-v1__menu":     "canteen.dishes",
+	} {
+		tl, ok := r.Lookup(name)
+		if assert.True(t, ok, name) {
+			assert.Equal(t, want, tl.ID, name)
+		}
+	}
+	for _, name := range []string{"old-cafe.menu", "canteen.menu", "canteen", "", "x.crowd", "canteen..crowd"} {
+		_, ok := r.Lookup(name)
+		assert.False(t, ok, name)
+	}
+	p, k, ok := r.ResolveWidget("old-cafe", "crowdCard")
+	assert.True(t, ok)
+	assert.Equal(t, []string{"canteen", "crowd"}, []string{p, k})
+	p, k, ok = r.ResolveWidget("canteen", "crowd")
+	assert.True(t, ok)
+	assert.Equal(t, []string{"canteen", "crowd"}, []string{p, k})
+	_, _, ok = r.ResolveWidget("canteen", "nope")
+	assert.False(t, ok)
+	d, ok := r.Document("cafe-v1")
+	require.True(t, ok)
+	assert.Equal(t, "canteen", d.ID)
+}
+
+// TestLegacySettingsCarryOver: settings stored under old ids apply to the
+// new id, the strictest mode per effect winning, and a change folds them in.
+func TestLegacySettingsCarryOver(t *testing.T) {
+	store := registry.NewMemoryStore()
+	require.NoError(t, store.UpdateSettings("old-cafe", func(ps *registry.PluginSettings) {
+		ps.Modes[manifest.Read] = manifest.Ask
+		ps.Modes[manifest.Money] = manifest.Auto
+	}))
+	require.NoError(t, store.UpdateSettings("cafe-v1", func(ps *registry.PluginSettings) {
+		ps.Modes[manifest.Read] = manifest.Auto
+		ps.Modes[manifest.Money] = manifest.Off
+		ps.Disabled = true
+	}))
+	require.NoError(t, store.SetPrefs("old-cafe", map[string]any{"campus": "changping", "limit": 50.0}))
+	r := registry.New(registry.WithStore(store))
+	mustAdd(t, r, legacyDoc(), registry.Official, registry.DocOptions{})
+
+	m, _ := r.Mode("canteen", manifest.Read)
+	assert.Equal(t, manifest.Ask, m)
+	m, _ = r.Mode("canteen", manifest.Money)
+	assert.Equal(t, manifest.Off, m)
+	m, _ = r.Mode("canteen", manifest.Write)
+	assert.Equal(t, manifest.Ask, m, "unset stays the default")
+	on, _ := r.Enabled("canteen")
+	assert.False(t, on)
+	assert.Equal(t, registry.ReasonDisabled, r.Decide(registry.Call{Tool: "old-cafe.crowd"}).Reason)
+
+	// a change folds the legacy entries into the current id
+	require.NoError(t, r.SetEnabled("canteen", true))
+	all, _ := store.Settings()
+	assert.Equal(t, registry.PluginSettings{Modes: map[manifest.Effect]manifest.Mode{"read": "ask", "money": "off"}}, all["canteen"])
+	assert.Empty(t, all["old-cafe"].Modes)
+	assert.False(t, all["cafe-v1"].Disabled)
+	require.NoError(t, r.SetMode("canteen", manifest.Read, manifest.Auto))
+	m, _ = r.Mode("canteen", manifest.Read)
+	assert.Equal(t, manifest.Auto, m)
+
+	// preferences: the old value carries over where it still fits
+	s, err := r.Pref("canteen.campus")
+	require.NoError(t, err)
+	assert.Equal(t, "changping", s.Value)
+	assert.True(t, s.IsSet)
+	s, err = r.Pref("canteen.limit")
+	require.NoError(t, err)
+	assert.Equal(t, "5", fmt.Sprint(s.Value), "50 no longer fits: the default")
+	assert.False(t, s.IsSet)
+}
+
+func TestIDConflicts(t *testing.T) {
+	r := registry.New()
+	mustAdd(t, r, legacyDoc(), registry.Official, registry.DocOptions{Origin: registry.Bundled})
+	_, err := r.AddFiles(docFiles("canteen", "", effectTools()), registry.Community, registry.DocOptions{})
+	assert.ErrorIs(t, err, registry.ErrConflict)
+	_, err = r.AddFiles(docFiles("old-cafe", "", effectTools()), registry.Community, registry.DocOptions{})
+	assert.ErrorIs(t, err, registry.ErrConflict, "a legacy id is claimed too")
+	_, err = r.AddFiles(docFiles("other", "legacy: { ids: [canteen] }\n", effectTools()), registry.Community, registry.DocOptions{})
+	assert.ErrorIs(t, err, registry.ErrConflict)
+	_, err = r.AddFiles(docFiles("self", "legacy: { ids: [self] }\n", effectTools()), registry.Community, registry.DocOptions{})
+	assert.ErrorContains(t, err, "its own id")
+	_, err = r.AddFiles(manifest.Files{"PLUGIN.md": []byte("no front matter")}, registry.Community, registry.DocOptions{})
+	assert.ErrorContains(t, err, "invalid")
+	assert.Len(t, r.Problems(), 5)
+	// the refused ones left nothing behind
+	tl, ok := r.Lookup("canteen.crowd")
+	require.True(t, ok)
+	assert.Equal(t, registry.Official, tl.Document().Trust)
+	_, ok = r.Lookup("other.read")
+	assert.False(t, ok)
+	assert.Len(t, r.Documents(), 1)
+}
+
+func TestPreferences(t *testing.T) {
+	dir := t.TempDir()
+	r := registry.New(registry.WithStore(&registry.HomeStore{Dir: dir}), registry.WithCompiler(echoCompiler))
+	mustAdd(t, r, legacyDoc(), registry.Official, registry.DocOptions{})
+	list, err := r.Preferences()
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.Equal(t, "canteen.campus", list[0].Key)
+	assert.Equal(t, "yanyuan", list[0].Value)
+	assert.Equal(t, "canteen.limit", list[1].Key)
+
+	require.NoError(t, r.SetPref("canteen.campus", "changping"))
+	require.NoError(t, r.SetPref("old-cafe.limit", 7))
+	err = r.SetPref("canteen.campus", "mars")
+	assert.ErrorContains(t, err, "does not fit")
+	assert.ErrorContains(t, r.SetPref("canteen.limit", 21), "maximum")
+	assert.Error(t, r.SetPref("canteen.nope", 1))
+	assert.Error(t, r.SetPref("canteen", 1))
+	assert.Error(t, r.SetPref("nope.x", 1))
+
+	// a fresh registry on the same home reads the values back
+	r2 := registry.New(registry.WithStore(&registry.HomeStore{Dir: dir}), registry.WithCompiler(echoCompiler))
+	mustAdd(t, r2, legacyDoc(), registry.Official, registry.DocOptions{})
+	env, err := r2.Invoke(t.Context(), registry.Call{Tool: "canteen.crowd"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"campus": "changping", "limit": 7.0}, env.Data.(map[string]any)["prefs"])
+	// back to the default
+	require.NoError(t, r2.SetPref("canteen.limit", nil))
+	s, _ := r2.Pref("canteen.limit")
+	assert.False(t, s.IsSet)
+}
