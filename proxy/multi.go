@@ -1,6 +1,9 @@
 package proxy
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // multi finds many patterns in one pass: a Wu-Manber scan over wmBlock-byte
 // blocks (hashed into a 16 Ki table) for the patterns of at least wmMin
@@ -22,8 +25,10 @@ const (
 // blockHash hashes the wmBlock bytes ending at b[j].
 func blockHash(b string, j int) uint32 {
 	v := uint32(b[j-3]) | uint32(b[j-2])<<8 | uint32(b[j-1])<<16 | uint32(b[j])<<24
-	return v * 2654435761 >> (32 - wmBits)
+	return hash4(v)
 }
+
+func hash4(v uint32) uint32 { return v * 2654435761 >> (32 - wmBits) }
 
 func newMulti(pats []string) *multi {
 	mm := &multi{bucket: map[uint32][]int32{}}
@@ -68,10 +73,14 @@ func (mm *multi) search(b string, spans []span) []span {
 		return spans
 	}
 	m, n := mm.m, len(b)
-	shift := mm.shift[:1<<wmBits]
+	shift := (*[1 << wmBits]uint8)(mm.shift)
+	base := unsafe.Pointer(unsafe.StringData(b))
 	for pos := m - 1; pos < n; {
-		h := blockHash(b, pos)
-		if s := shift[h]; s != 0 {
+		// An unaligned 4-byte load of b[pos-3:pos+1] (pos >= m-1 >= 3),
+		// little-endian as blockHash reads it.
+		v := *(*[4]byte)(unsafe.Add(base, pos-3))
+		h := hash4(uint32(v[0]) | uint32(v[1])<<8 | uint32(v[2])<<16 | uint32(v[3])<<24)
+		if s := shift[h&(1<<wmBits-1)]; s != 0 {
 			pos += int(s)
 			continue
 		}
