@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -165,18 +166,17 @@ func (p *Program) prefValues(over map[string]any) (map[string]any, error) {
 
 // run is the state of one call.
 type run struct {
-	tool  *tool
-	cfg   *runConfig
-	frame steps.Frame
+	tool        *tool
+	cfg         *runConfig
+	frame       steps.Frame
+	heapStopped atomic.Bool // the heap watch stopped this run
 }
 
 func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	lim := s.tool.limits
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	defer watchHeap(stop, lim.HeapBytes)()
 	ctx, cancel := context.WithTimeout(ctx, lim.Deadline)
 	defer cancel()
+	defer watchHeap(cancel, &s.heapStopped, lim.HeapBytes)()
 	f := &s.frame
 	f.Vars = make([]any, s.tool.slots)
 	f.Vars[0], f.Vars[1] = input, prefs
@@ -212,9 +212,8 @@ func (s *run) stepError(ctx context.Context, err error) error {
 		return err
 	}
 	cause := le.Err
-	var lim *steps.LimitError
-	if c := context.Cause(ctx); c != nil && errors.As(c, &lim) {
-		cause = lim // the heap watch stopped the run
+	if s.heapStopped.Load() {
+		cause = &steps.LimitError{Limit: "heapBytes", Max: s.tool.limits.HeapBytes, What: "the process heap"}
 	} else if errors.Is(cause, context.DeadlineExceeded) && ctx.Err() != nil {
 		cause = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}
 	}
@@ -238,6 +237,9 @@ func (r redacted) Unwrap() error { return r.err }
 // Cut returns b when it has at most max characters, else the wrapper object
 // described at TruncatedNote, whose JSON has at most max characters.
 func Cut(b []byte, max int) ([]byte, bool) {
+	if len(b) <= max {
+		return b, false // never more characters than bytes
+	}
 	n := utf8.RuneCount(b)
 	if n <= max {
 		return b, false

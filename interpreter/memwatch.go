@@ -4,9 +4,8 @@ import (
 	"context"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/pkuinfo/harness/steps"
 )
 
 // The heap watch: jq programs can grow values step by step (`[range(1e9)]`,
@@ -19,8 +18,9 @@ import (
 const WatchInterval = 20 * time.Millisecond
 
 type watched struct {
-	cancel context.CancelCauseFunc
-	limit  int64
+	cancel  context.CancelFunc
+	limit   int64
+	stopped *atomic.Bool
 }
 
 var heapWatch struct {
@@ -30,11 +30,11 @@ var heapWatch struct {
 }
 
 // watchHeap registers a run; the returned function unregisters it.
-func watchHeap(cancel context.CancelCauseFunc, limit int64) func() {
+func watchHeap(cancel context.CancelFunc, stopped *atomic.Bool, limit int64) func() {
 	if limit <= 0 {
 		return func() {}
 	}
-	w := &watched{cancel: cancel, limit: limit}
+	w := &watched{cancel: cancel, limit: limit, stopped: stopped}
 	heapWatch.mu.Lock()
 	if heapWatch.runs == nil {
 		heapWatch.runs = map[*watched]struct{}{}
@@ -67,7 +67,8 @@ func heapLoop() {
 		heap := int64(sample[0].Value.Uint64())
 		for w := range heapWatch.runs {
 			if heap > w.limit {
-				w.cancel(&steps.LimitError{Limit: "heapBytes", Max: w.limit, What: "the process heap"})
+				w.stopped.Store(true)
+				w.cancel()
 				delete(heapWatch.runs, w)
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -111,6 +110,17 @@ func sizeOK(v any, left int, size *int, max int) bool {
 // nesting deeper than maxDepth. (encoding/json bounds its own recursion at
 // 10000 levels, so the parse itself cannot overflow the stack.)
 func DecodeJSON(b []byte, maxDepth int) (any, error) {
+	if !longDigits(b) {
+		// No integer can lose precision as a float64: the faster decoder.
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		if !depthOK(v, maxDepth) {
+			return nil, &LimitError{Limit: "depth", Max: int64(maxDepth), What: "the JSON's nesting"}
+		}
+		return v, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
@@ -125,6 +135,23 @@ func DecodeJSON(b []byte, maxDepth int) (any, error) {
 		return nil, &LimitError{Limit: "depth", Max: int64(maxDepth), What: "the JSON's nesting"}
 	}
 	return v, nil
+}
+
+// longDigits reports a run of more than 15 digits (an integer a float64
+// might not hold exactly; runs inside strings count too, harmlessly).
+func longDigits(b []byte) bool {
+	run := 0
+	for _, c := range b {
+		if c >= '0' && c <= '9' {
+			run++
+			if run > 15 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // numbers converts json.Number in place and checks the nesting.
@@ -199,28 +226,53 @@ func FromYAML(v any) any {
 }
 
 // FromGo converts any JSON-shaped Go value (float64 numbers, int64, json.Number)
-// to jq's values.
+// to jq's values; it returns v itself when nothing needs converting.
 func FromGo(v any) any {
+	if native(v) {
+		return v
+	}
+	return fromGo(v)
+}
+
+// native reports a value jq takes as it is.
+func native(v any) bool {
+	switch v := v.(type) {
+	case nil, bool, string, int, float64, *big.Int:
+		return true
+	case []any:
+		for _, x := range v {
+			if !native(x) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, x := range v {
+			if !native(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func fromGo(v any) any {
 	switch v := v.(type) {
 	case int64:
 		return int(v)
 	case json.Number:
 		return number(string(v))
-	case float64:
-		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-			return int(v)
-		}
-		return v
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = FromGo(x)
+			out[i] = fromGo(x)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			out[k] = FromGo(x)
+			out[k] = fromGo(x)
 		}
 		return out
 	}
