@@ -48,7 +48,7 @@ func benchServer(b *testing.B) string {
 	return srv.URL
 }
 
-func benchDoc(b *testing.B) *manifest.Plugin {
+func benchDoc(b testing.TB) *manifest.Plugin {
 	return doc(b, "access:\n  campus: [portal]\n", map[string]string{
 		"rooms": "description: T.\neffect: read\ninput:\n  type: object\n  properties: { building: { type: string } }\n  required: [building]\nsteps:\n" +
 			"  - request:\n      service: portal\n      path: /api/classrooms/${ $input.building }/free\n      query: { lang: zh }\n" +

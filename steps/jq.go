@@ -332,6 +332,13 @@ func harden(q *gojq.Query) error {
 		guard := t.Type == gojq.TermTypeFormat
 		if t.Type == gojq.TermTypeFunc && recursing[t.Func.Name] {
 			guard = true
+			// Arguments the builtin compares or sorts by (the keys of
+			// sort_by, the needle of contains) are checked too.
+			if argGuarded[t.Func.Name] {
+				for i, a := range t.Func.Args {
+					t.Func.Args[i] = guarded(a)
+				}
+			}
 			if t.Func.Name == "setpath" && len(t.Func.Args) == 2 || t.Func.Name == "delpaths" && len(t.Func.Args) == 1 {
 				fn := "_h_path"
 				if t.Func.Name == "delpaths" {
@@ -356,6 +363,22 @@ func harden(q *gojq.Query) error {
 
 // walkStr hardens the interpolations of a string: each is turned into text
 // by a recursive encoder, so its value is checked first.
+// argGuarded names the builtins whose arguments' values are compared.
+var argGuarded = map[string]bool{
+	"sort_by": true, "group_by": true, "unique_by": true, "min_by": true, "max_by": true,
+	"contains": true, "inside": true, "indices": true, "index": true, "rindex": true,
+}
+
+// guarded is `q | if _h_ok then . else empty end`.
+func guarded(q *gojq.Query) *gojq.Query {
+	return &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeQuery, Query: &gojq.Query{Left: q, Op: gojq.OpPipe,
+		Right: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIf, If: &gojq.If{
+			Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_h_ok"}}},
+			Then: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIdentity}},
+			Else: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "empty"}}},
+		}}}}}}
+}
+
 func walkStr(s *gojq.String, walkQ func(*gojq.Query)) {
 	if s == nil {
 		return
@@ -365,12 +388,7 @@ func walkStr(s *gojq.String, walkQ func(*gojq.Query)) {
 		if q.Term != nil && q.Term.Str != nil {
 			continue // a literal part
 		}
-		s.Queries[i] = &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeQuery, Query: &gojq.Query{Left: q, Op: gojq.OpPipe,
-			Right: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIf, If: &gojq.If{
-				Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_h_ok"}}},
-				Then: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIdentity}},
-				Else: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "empty"}}},
-			}}}}}}
+		s.Queries[i] = guarded(q)
 	}
 }
 
@@ -417,6 +435,9 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 			if p, ok := a[0].([]any); ok && len(p) > maxDepth {
 				return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a path"}
 			}
+			if err := checkDepth(a[0], maxDepth); err != nil {
+				return err
+			}
 			return a[0]
 		}),
 		gojq.WithFunction("_h_paths", 1, 1, func(_ any, a []any) any {
@@ -426,6 +447,9 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 						return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a path"}
 					}
 				}
+			}
+			if err := checkDepth(a[0], maxDepth); err != nil {
+				return err
 			}
 			return a[0]
 		}),
