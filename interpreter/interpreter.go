@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -166,23 +165,25 @@ func (p *Program) prefValues(over map[string]any) (map[string]any, error) {
 
 // run is the state of one call.
 type run struct {
-	tool        *tool
-	cfg         *runConfig
-	frame       steps.Frame
-	heapStopped atomic.Bool // the heap watch stopped this run
+	tool  *tool
+	cfg   *runConfig
+	frame steps.Frame
+	watch watched // the heap watch's view of this run
 }
 
 func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
-	lim := s.tool.limits
+	lim := &s.tool.limits
 	ctx, cancel := context.WithTimeout(ctx, lim.Deadline)
 	defer cancel()
-	defer watchHeap(cancel, &s.heapStopped, lim.HeapBytes)()
+	s.watch.cancel, s.watch.limit = cancel, lim.HeapBytes
+	watchHeap(&s.watch)
+	defer unwatchHeap(&s.watch)
 	f := &s.frame
 	f.Vars = make([]any, s.tool.slots)
 	f.Vars[0], f.Vars[1] = input, prefs
 	f.Transport = s.cfg.transport
 	f.KV = s.cfg.kv
-	f.Limits = &lim
+	f.Limits = lim
 	f.Trace = s.cfg.trace
 	err := s.tool.block.Run(ctx, f)
 	if err != nil {
@@ -212,7 +213,7 @@ func (s *run) stepError(ctx context.Context, err error) error {
 		return err
 	}
 	cause := le.Err
-	if s.heapStopped.Load() {
+	if s.watch.stopped.Load() {
 		cause = &steps.LimitError{Limit: "heapBytes", Max: s.tool.limits.HeapBytes, What: "the process heap"}
 	} else if errors.Is(cause, context.DeadlineExceeded) && ctx.Err() != nil {
 		cause = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}

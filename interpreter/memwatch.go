@@ -20,7 +20,7 @@ const WatchInterval = 20 * time.Millisecond
 type watched struct {
 	cancel  context.CancelFunc
 	limit   int64
-	stopped *atomic.Bool
+	stopped atomic.Bool
 }
 
 var heapWatch struct {
@@ -29,12 +29,11 @@ var heapWatch struct {
 	running bool
 }
 
-// watchHeap registers a run; the returned function unregisters it.
-func watchHeap(cancel context.CancelFunc, stopped *atomic.Bool, limit int64) func() {
-	if limit <= 0 {
-		return func() {}
+// watchHeap registers a run until unwatchHeap.
+func watchHeap(w *watched) {
+	if w.limit <= 0 {
+		return
 	}
-	w := &watched{cancel: cancel, limit: limit, stopped: stopped}
 	heapWatch.mu.Lock()
 	if heapWatch.runs == nil {
 		heapWatch.runs = map[*watched]struct{}{}
@@ -45,11 +44,15 @@ func watchHeap(cancel context.CancelFunc, stopped *atomic.Bool, limit int64) fun
 		go heapLoop()
 	}
 	heapWatch.mu.Unlock()
-	return func() {
-		heapWatch.mu.Lock()
-		delete(heapWatch.runs, w)
-		heapWatch.mu.Unlock()
+}
+
+func unwatchHeap(w *watched) {
+	if w.limit <= 0 {
+		return
 	}
+	heapWatch.mu.Lock()
+	delete(heapWatch.runs, w)
+	heapWatch.mu.Unlock()
 }
 
 func heapLoop() {
