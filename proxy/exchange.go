@@ -1,0 +1,405 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// attempt sends the request and follows redirects by the proxy's rules.
+func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
+	actx, cancel := context.WithTimeout(ctx, c.p.lim.RequestTimeout)
+	defer cancel()
+	rt := c.p.webRT
+	if t.svc != nil {
+		rt = c.p.campusRT
+	}
+	cur, method, body := t.url, t.method, t.body
+	for hop := 0; ; hop++ {
+		req := (&http.Request{Method: method, URL: cur, Host: cur.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: c.sign(t, cur, body != nil)}).WithContext(actx)
+		if body != nil {
+			b := body
+			req.Body = io.NopCloser(bytes.NewReader(b))
+			req.ContentLength = int64(len(b))
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			return nil, c.transportErr(ctx, actx, t, cur, err)
+		}
+		if err := c.absorbCookies(t, cur, resp); err != nil {
+			drain(resp)
+			return nil, c.redactErr(err)
+		}
+		if t.svc != nil && t.svc.loginStatus[resp.StatusCode] {
+			drain(resp)
+			return nil, loginRequired(t.svc.Name)
+		}
+		loc := hget(resp.Header, "Location")
+		if isRedirect(resp.StatusCode) && loc != "" {
+			next, err := cur.Parse(loc)
+			if err == nil {
+				if t.svc != nil && t.svc.matchesLogin(next) {
+					drain(resp)
+					return nil, loginRequired(t.svc.Name)
+				}
+				if n := c.follow(t, cur, next); n != nil {
+					drain(resp)
+					if hop >= c.p.lim.MaxRedirects {
+						return nil, fmt.Errorf("%w: more than %d redirects", ErrLimit, c.p.lim.MaxRedirects)
+					}
+					switch resp.StatusCode {
+					case 301, 302, 303:
+						if method != "HEAD" && (resp.StatusCode == 303 || method == "POST") {
+							method, body = "GET", nil
+						}
+					}
+					cur = n
+					continue
+				}
+			}
+		}
+		return c.finish(t, cur, resp)
+	}
+}
+
+func isRedirect(code int) bool {
+	switch code {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+func drain(resp *http.Response) {
+	io.CopyN(io.Discard, resp.Body, 64<<10)
+	resp.Body.Close()
+}
+
+// follow decides a redirect: a campus request follows only inside its
+// origin and declared paths; a web request only to a declared web origin.
+// It returns the URL to request next, or nil to hand the redirect to the
+// step unfollowed.
+func (c *Call) follow(t *target, cur, next *url.URL) *url.URL {
+	if next.User != nil {
+		return nil
+	}
+	if t.svc == nil {
+		n, _, err := c.checkWeb(next)
+		if err != nil {
+			return nil
+		}
+		return n
+	}
+	if next.Scheme != t.svc.origin.scheme || next.Opaque != "" {
+		return nil
+	}
+	host, err := canonicalHost(next.Hostname())
+	if err != nil || host != t.svc.origin.host {
+		return nil
+	}
+	port := t.svc.origin.port
+	if ps := next.Port(); ps != "" {
+		n, err := strconv.Atoi(ps)
+		if err != nil || n != port {
+			return nil
+		}
+	} else if port != 443 && next.Scheme == "https" || port != 80 && next.Scheme == "http" {
+		return nil
+	}
+	p := next.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if next.RawQuery != "" {
+		p += "?" + next.RawQuery
+	}
+	cp, err := normalisePath(p)
+	if err != nil {
+		return nil
+	}
+	if g := c.campus[t.svc.Name]; g == nil || !g.allows(cp.decoded) {
+		return nil
+	}
+	return &url.URL{Scheme: cur.Scheme, Host: cur.Host, Path: cp.decoded, RawPath: cp.escaped,
+		RawQuery: t.svc.query(cp.query, nil)}
+}
+
+// matchesLogin reports whether u is one of the service's login locations.
+func (s *service) matchesLogin(u *url.URL) bool {
+	for _, p := range s.loginPaths {
+		if strings.HasPrefix(u.Path, p) || (u.RawPath != "" && strings.HasPrefix(u.RawPath, p)) {
+			return true
+		}
+	}
+	if len(s.loginURLs) == 0 {
+		return false
+	}
+	o, ep := originOf(u), u.EscapedPath()
+	for _, l := range s.loginURLs {
+		if o == l.origin && strings.HasPrefix(ep, l.path) {
+			return true
+		}
+	}
+	return false
+}
+
+const userAgent = "pku-harness/1"
+
+var userAgentValue = []string{userAgent}
+
+var acceptEncoding = []string{"gzip, deflate"}
+
+// sign builds a hop's headers: the step's, then for a campus request the
+// service's fixed headers, its session (only its own) and its CSRF header;
+// the call's jar cookies for exactly this origin.
+func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
+	h := make(http.Header, len(t.header)+6)
+	for k, v := range t.header {
+		h[k] = v
+	}
+	if hasBody && t.ctype != "" {
+		h["Content-Type"] = []string{t.ctype}
+	}
+	var cookies []string
+	var jar map[string]string
+	c.jarMu.Lock()
+	if len(c.jar) > 0 {
+		jar = c.jar[originOf(cur)]
+	}
+	c.jarMu.Unlock()
+	if t.svc != nil {
+		s := t.svc
+		for k, v := range s.fixed {
+			h[k] = v
+		}
+		ss, _ := c.p.keys.Get(s.Name)
+		if ss != nil {
+			if s.seen.Load() != ss {
+				// A session not seen before: redact its values from now on.
+				c.p.addSecrets(ss)
+				s.seen.Store(ss)
+			}
+			if s.allCookies {
+				for n, v := range ss.Cookies {
+					cookies = append(cookies, n+"="+v)
+				}
+			} else {
+				for _, n := range s.Auth.Cookies {
+					if v, ok := ss.Cookies[n]; ok {
+						cookies = append(cookies, n+"="+v)
+					}
+				}
+			}
+			for _, n := range s.headers {
+				if v, ok := ss.Headers[n]; ok {
+					h[n] = []string{v}
+				}
+			}
+		}
+		if s.CSRF.Cookie != "" {
+			v, ok, stored := "", false, false
+			if ss != nil {
+				v, ok = ss.Cookies[s.CSRF.Cookie]
+				stored = ok
+			}
+			if !ok {
+				c.jarMu.Lock()
+				v, ok = jar[s.CSRF.Cookie]
+				c.jarMu.Unlock()
+			}
+			if ok {
+				if d, err := url.PathUnescape(v); err == nil && d != v {
+					if stored {
+						c.p.red.add(d)
+					}
+					v = d
+				}
+				h[canonicalKey(s.CSRF.Header)] = []string{v}
+			}
+		}
+	}
+	if len(jar) > 0 {
+		c.jarMu.Lock()
+		for n, v := range jar {
+			if t.svc != nil && t.svc.isAuthCookie(n) {
+				continue
+			}
+			cookies = append(cookies, n+"="+v)
+		}
+		c.jarMu.Unlock()
+	}
+	if len(cookies) > 0 {
+		sort.Strings(cookies)
+		h["Cookie"] = []string{strings.Join(cookies, "; ")}
+	}
+	h["Accept-Encoding"] = acceptEncoding
+	if _, ok := h["User-Agent"]; !ok {
+		h["User-Agent"] = userAgentValue
+	}
+	return h
+}
+
+// absorbCookies takes the Set-Cookie lines of a response: a session cookie
+// of the service is saved to the keystore (and redacted from now on);
+// any other cookie goes to the call's jar for this origin only.
+func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error {
+	if len(resp.Header["Set-Cookie"]) == 0 {
+		return nil
+	}
+	org := originOf(cur)
+	now := c.p.now()
+	var refresh map[string]string
+	for _, ck := range resp.Cookies() {
+		expired := ck.MaxAge < 0 || (!ck.Expires.IsZero() && ck.Expires.Before(now))
+		if t.svc != nil && t.svc.isAuthCookie(ck.Name) {
+			if expired || ck.Value == "" {
+				continue
+			}
+			if checkSecretValue(ck.Value) != nil || strings.ContainsAny(ck.Value, ";\" ,\\") {
+				continue // too short or odd to be a session: neither stored nor redacted
+			}
+			c.p.red.add(ck.Value)
+			if ss, ok := c.p.keys.Get(t.svc.Name); ok && ss.Cookies[ck.Name] == ck.Value {
+				continue
+			}
+			if refresh == nil {
+				refresh = map[string]string{}
+			}
+			refresh[ck.Name] = ck.Value
+			continue
+		}
+		c.jarMu.Lock()
+		m := c.jar[org]
+		if m == nil {
+			m = map[string]string{}
+			c.jar[org] = m
+		}
+		if expired {
+			delete(m, ck.Name)
+		} else if len(m) < 50 && len(ck.Value) <= 4096 {
+			m[ck.Name] = ck.Value
+		}
+		c.jarMu.Unlock()
+	}
+	if refresh != nil {
+		if err := c.p.keys.Update(t.svc.Name, refresh); err != nil {
+			return fmt.Errorf("cannot save the refreshed session of %q: %v", t.svc.Name, err)
+		}
+	}
+	return nil
+}
+
+// finish reads, decodes and redacts the final response.
+func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, error) {
+	defer resp.Body.Close()
+	if t.svc != nil && t.svc.matchesLogin(cur) {
+		return nil, loginRequired(t.svc.Name)
+	}
+	body, err := readBody(resp, c.p.lim.MaxResponseBytes)
+	if err != nil {
+		return nil, &RequestError{Service: t.name(), URL: c.p.red.string(cur.String()), Msg: c.p.red.string(err.Error()), cause: causeOf(err)}
+	}
+	mt, label := mediaType(resp.Header, body)
+	out := &Response{Status: resp.StatusCode, MediaType: mt}
+	if textual(mt) {
+		out.Body = c.p.red.bytesInPlace(toUTF8(body, mt, label))
+	} else {
+		out.Binary = true
+	}
+	if t.svc != nil && len(t.svc.Login.JSON) > 0 && out.Body != nil && jsonExpired(out.Body, t.svc.Login.JSON) {
+		return nil, loginRequired(t.svc.Name)
+	}
+	h := resp.Header
+	if ce := hget(h, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		delete(h, "Content-Encoding")
+		delete(h, "Content-Length")
+	}
+	for k, vs := range h {
+		if strippedResponseHeader(k) || c.p.authHeaders[k] {
+			delete(h, k)
+			continue
+		}
+		for i, v := range vs {
+			vs[i] = c.p.red.string(v)
+		}
+	}
+	out.Header = h
+	if cur == t.url && t.urlStr != "" {
+		out.URL = c.p.red.string(t.urlStr)
+	} else {
+		out.URL = c.p.red.string(cur.String())
+	}
+	return out, nil
+}
+
+// jsonExpired checks a JSON object's top-level fields against the login
+// signals.
+func jsonExpired(body []byte, sig map[string][]string) bool {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] != '{' || !jsonMayMatch(b, sig) {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return false
+	}
+	for k, vals := range sig {
+		raw, ok := m[k]
+		if !ok {
+			continue
+		}
+		v := strings.TrimSpace(string(raw))
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			v = s
+		}
+		for _, want := range vals {
+			if v == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonMayMatch is a cheap pre-check: some `"key": value` pair anywhere in
+// b has a signal value. Only then is the body parsed.
+func jsonMayMatch(b []byte, sig map[string][]string) bool {
+	for k, vals := range sig {
+		key := `"` + k + `"`
+		for off := 0; ; {
+			i := bytes.Index(b[off:], []byte(key))
+			if i < 0 {
+				break
+			}
+			j := off + i + len(key)
+			off = j
+			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
+				j++
+			}
+			if j >= len(b) || b[j] != ':' {
+				continue
+			}
+			j++
+			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
+				j++
+			}
+			rest := b[j:]
+			for _, v := range vals {
+				if bytes.HasPrefix(rest, []byte(v)) || bytes.HasPrefix(rest, []byte(`"`+v+`"`)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

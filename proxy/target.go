@@ -1,0 +1,282 @@
+package proxy
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// target is a checked request.
+type target struct {
+	svc     *service // nil for a web request
+	url     *url.URL
+	method  string
+	header  http.Header // the step's headers, checked and canonical
+	body    []byte
+	ctype   string
+	sem     chan struct{} // a campus service's
+	semKey  string        // or a web origin's, by key
+	semSize int
+	urlStr  string // url.String(), when known
+	u       url.URL
+}
+
+func (t *target) name() string {
+	if t.svc != nil {
+		return t.svc.Name
+	}
+	return ""
+}
+
+func validMethod(m string) bool {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return true
+	}
+	return false
+}
+
+// hget reads a header by its canonical name without canonicalising it
+// again (a response's header names are canonical already).
+func hget(h http.Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// target checks a request against the grants and builds its first URL.
+func (c *Call) target(r *Request) (*target, error) {
+	t := &target{method: r.Method, body: r.Body, ctype: r.ContentType}
+	switch t.method {
+	case "":
+		t.method = "GET"
+	case "GET", "POST":
+	default:
+		t.method = strings.ToUpper(t.method)
+	}
+	if !validMethod(t.method) {
+		return nil, fmt.Errorf("%w: method %q is not allowed", ErrRefused, r.Method)
+	}
+	if int64(len(r.Body)) > c.p.lim.MaxRequestBytes {
+		return nil, fmt.Errorf("%w: the request body is more than %d bytes", ErrLimit, c.p.lim.MaxRequestBytes)
+	}
+	if !validHeaderValue(r.ContentType) {
+		return nil, fmt.Errorf("%w: the content type has a control character", ErrRefused)
+	}
+	if len(r.Header) > 0 {
+		h, err := c.checkHeader(r.Header)
+		if err != nil {
+			return nil, err
+		}
+		t.header = h
+	}
+	switch {
+	case r.Service != "" && r.URL != "":
+		return nil, fmt.Errorf("%w: a request has either a service and path or a URL, not both", ErrRefused)
+	case r.Service != "":
+		return t, c.campusTarget(t, r)
+	case r.URL != "":
+		return t, c.webTarget(t, r)
+	}
+	return nil, fmt.Errorf("%w: a request needs a service and path, or a URL", ErrRefused)
+}
+
+// checkHeader refuses what a step may not set and returns the header with
+// canonical names (h itself when its names are canonical already).
+func (c *Call) checkHeader(h http.Header) (http.Header, error) {
+	canonical := true
+	for k, vs := range h {
+		ck := canonicalKey(k)
+		if ck != k {
+			canonical = false
+		}
+		if !validToken(k) {
+			return nil, fmt.Errorf("%w: %q is not a valid header name", ErrRefused, k)
+		}
+		if reservedHeader(ck) {
+			return nil, fmt.Errorf("%w: a step may not set the %s header (the proxy sets it)", ErrRefused, ck)
+		}
+		if c.p.authHeaders[ck] {
+			return nil, fmt.Errorf("%w: %s is a campus credential header; the proxy attaches it", ErrRefused, ck)
+		}
+		for _, v := range vs {
+			if !validHeaderValue(v) {
+				return nil, fmt.Errorf("%w: the %s header has a control character", ErrRefused, ck)
+			}
+		}
+	}
+	if canonical {
+		return h, nil
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		ck := canonicalKey(k)
+		out[ck] = append(out[ck], vs...)
+	}
+	return out, nil
+}
+
+func (c *Call) campusTarget(t *target, r *Request) error {
+	svc := c.p.services[r.Service]
+	if svc == nil {
+		if err := c.p.serviceErr[r.Service]; err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: unknown campus service %q (add it to the catalogue with --services)", ErrRefused, r.Service)
+	}
+	g := c.campus[r.Service]
+	if g == nil {
+		return fmt.Errorf("%w: the document does not declare campus service %q", ErrRefused, r.Service)
+	}
+	cp, err := normalisePath(r.Path)
+	if err != nil {
+		return err
+	}
+	if !g.allows(cp.decoded) {
+		return fmt.Errorf("%w: path %q is outside the paths declared for campus service %q", ErrRefused, cp.decoded, r.Service)
+	}
+	t.svc = svc
+	t.u = url.URL{Scheme: svc.origin.scheme, Host: svc.urlHost, Path: cp.decoded, RawPath: cp.escaped,
+		RawQuery: svc.query(cp.query, r.Query)}
+	t.url = &t.u
+	if t.url.RawQuery != "" {
+		t.urlStr = svc.origin.str + cp.escaped + "?" + t.url.RawQuery
+	} else {
+		t.urlStr = svc.origin.str + cp.escaped
+	}
+	t.sem = svc.sem
+	return nil
+}
+
+func (c *Call) webTarget(t *target, r *Request) error {
+	u, o, err := c.webURL(r.URL)
+	if err != nil {
+		return err
+	}
+	if len(r.Query) > 0 {
+		u.RawQuery = joinQuery(u.RawQuery, r.Query, nil)
+	}
+	t.url = u
+	t.semKey = "web:" + o.str
+	t.semSize = c.p.lim.ServiceConcurrency
+	return nil
+}
+
+// webURL checks a web URL against the grants and returns it normalised.
+func (c *Call) webURL(raw string) (*url.URL, origin, error) {
+	if len(raw) > maxPathBytes {
+		return nil, origin{}, fmt.Errorf("%w: the URL is longer than %d bytes", ErrRefused, maxPathBytes)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, origin{}, fmt.Errorf("%w: %q is not a valid URL", ErrRefused, raw)
+	}
+	return c.checkWeb(u)
+}
+
+func (c *Call) checkWeb(u *url.URL) (*url.URL, origin, error) {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, origin{}, fmt.Errorf("%w: a web URL must start with https:// or http://", ErrRefused)
+	}
+	if u.Opaque != "" || u.Host == "" {
+		return nil, origin{}, fmt.Errorf("%w: a web URL needs a host", ErrRefused)
+	}
+	if u.User != nil {
+		return nil, origin{}, fmt.Errorf("%w: a web URL may not hold a user name or password", ErrRefused)
+	}
+	host, err := canonicalHost(u.Hostname())
+	if err != nil {
+		return nil, origin{}, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	port := 443
+	if u.Scheme == "http" {
+		port = 80
+	}
+	if ps := u.Port(); ps != "" {
+		n, err := strconv.Atoi(ps)
+		if err != nil || n < 1 || n > 65535 || ps[0] == '0' {
+			return nil, origin{}, fmt.Errorf("%w: bad port %q", ErrRefused, ps)
+		}
+		port = n
+	} else if strings.HasSuffix(u.Host, ":") {
+		return nil, origin{}, fmt.Errorf("%w: empty port", ErrRefused)
+	}
+	o := makeOrigin(u.Scheme, host, port)
+	if c.p.isCampusHost(host, port) {
+		return nil, origin{}, fmt.Errorf("%w: %s is a campus host; declare it as a campus service, not a web origin", ErrRefused, host)
+	}
+	if !c.web[o.str] {
+		return nil, origin{}, fmt.Errorf("%w: origin %s is not declared in the document's web access", ErrRefused, o.str)
+	}
+	if strings.ContainsAny(u.Path, "\\") || strings.Contains(strings.ToLower(u.RawPath), "%5c") {
+		return nil, origin{}, fmt.Errorf("%w: a web URL path may not hold a backslash", ErrRefused)
+	}
+	n := &url.URL{Scheme: u.Scheme, Host: urlHost(o), Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}
+	if n.Path == "" {
+		n.Path = "/"
+	}
+	return n, o, nil
+}
+
+func urlHost(o origin) string {
+	h := o.host
+	if strings.IndexByte(h, ':') >= 0 {
+		h = "[" + h + "]"
+	}
+	if (o.scheme == "https" && o.port == 443) || (o.scheme == "http" && o.port == 80) {
+		return h
+	}
+	return h + ":" + strconv.Itoa(o.port)
+}
+
+// query builds a campus request's query: the fixed parameters alone when
+// the step gives none (no allocation), else joinQuery.
+func (s *service) query(raw string, q url.Values) string {
+	if raw == "" && len(q) == 0 {
+		return s.fixedQuery
+	}
+	return joinQuery(raw, q, s.Query)
+}
+
+// joinQuery joins a raw query, the step's parameters and a service's fixed
+// parameters (added only when absent).
+func joinQuery(raw string, q url.Values, fixed map[string]string) string {
+	parts := make([]string, 0, 3)
+	if raw != "" {
+		parts = append(parts, raw)
+	}
+	if len(q) > 0 {
+		parts = append(parts, q.Encode())
+	}
+	if len(fixed) > 0 {
+		have, _ := url.ParseQuery(raw)
+		add := url.Values{}
+		for k, v := range fixed {
+			if _, ok := have[k]; ok {
+				continue
+			}
+			if _, ok := q[k]; ok {
+				continue
+			}
+			add.Set(k, v)
+		}
+		if len(add) > 0 {
+			parts = append(parts, add.Encode())
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+func originOf(u *url.URL) string {
+	h := u.Host
+	if u.Port() == "" || (u.Scheme == "https" && u.Port() == "443") || (u.Scheme == "http" && u.Port() == "80") {
+		h = u.Hostname()
+		if strings.IndexByte(h, ':') >= 0 {
+			h = "[" + h + "]"
+		}
+	}
+	return u.Scheme + "://" + strings.ToLower(h)
+}
