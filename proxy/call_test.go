@@ -238,6 +238,7 @@ func TestServerErrorBodyRedacted(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Debug", "token="+cardToken)
 		w.Header().Set("Synjones-Auth", cardToken)
+		w.Header().Set("X-"+strings.TrimPrefix(cardToken, "bearer "), "1")
 		w.WriteHeader(500)
 		// The token raw, JSON-escaped, URL-encoded and base64-wrapped.
 		fmt.Fprintf(w, `{"error":"bad token %s","esc":"%s","url":"%s","b64":"%s"}`,
@@ -253,6 +254,10 @@ func TestServerErrorBodyRedacted(t *testing.T) {
 	assert.Contains(t, string(resp.Body), "bad token "+Marker)
 	assert.Empty(t, resp.Header.Get("Synjones-Auth"), "auth headers are removed from responses")
 	assert.Equal(t, "token="+Marker, resp.Header.Get("X-Debug"))
+	for k := range resp.Header {
+		assertNoSecret(t, "header name", k)
+		assert.NotContains(t, strings.ToLower(k), "s1gnatur3xyz", "a header named after the token is dropped")
+	}
 }
 
 func TestSetCookieRefreshSavedAndHidden(t *testing.T) {

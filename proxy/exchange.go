@@ -324,7 +324,9 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		delete(h, "Content-Length")
 	}
 	for k, vs := range h {
-		if strippedResponseHeader(k) || c.p.authHeaders[k] {
+		// A header whose name holds a credential in any case (a server
+		// echoing it as a name) is dropped whole.
+		if strippedResponseHeader(k) || c.p.authHeaders[k] || c.p.red.foldedMatch(k) {
 			delete(h, k)
 			continue
 		}

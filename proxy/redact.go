@@ -39,11 +39,12 @@ type redState struct {
 	known map[string]bool
 	pats  []string // values and base64 fragments
 	m     *multi
+	lower *multi // the patterns in lower case, for header names
 }
 
 func newRedactor() *redactor {
 	r := &redactor{}
-	r.st.Store(&redState{known: map[string]bool{}, m: newMulti(nil)})
+	r.st.Store(&redState{known: map[string]bool{}, m: newMulti(nil), lower: newMulti(nil)})
 	return r
 }
 
@@ -82,6 +83,11 @@ func (r *redactor) add(v string) {
 		}
 	}
 	st.m = newMulti(st.pats)
+	low := make([]string, len(st.pats))
+	for i, p := range st.pats {
+		low[i] = strings.ToLower(p)
+	}
+	st.lower = newMulti(low)
 	r.st.Store(st)
 }
 
@@ -169,6 +175,17 @@ func mergeSpans(spans []span) []span {
 		out = append(out, s)
 	}
 	return out
+}
+
+// foldedMatch reports whether s holds a credential in any letter case (for
+// header names, which HTTP canonicalises).
+func (r *redactor) foldedMatch(s string) bool {
+	st := r.st.Load()
+	if len(st.pats) == 0 {
+		return false
+	}
+	var arr [4]span
+	return len(st.lower.search(strings.ToLower(s), arr[:0])) > 0
 }
 
 // string is bytes for strings.
