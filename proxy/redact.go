@@ -38,8 +38,9 @@ type redactor struct {
 type redState struct {
 	known map[string]bool
 	pats  []string // values and base64 fragments
-	m     *multi
-	lower *multi // the patterns in lower case, for header names
+	m      *multi
+	lower  *multi // the patterns in lower case, for header names
+	minLen int    // the shortest pattern: shorter text holds none
 }
 
 func newRedactor() *redactor {
@@ -86,6 +87,9 @@ func (r *redactor) add(v string) {
 	low := make([]string, len(st.pats))
 	for i, p := range st.pats {
 		low[i] = strings.ToLower(p)
+		if st.minLen == 0 || len(p) < st.minLen {
+			st.minLen = len(p)
+		}
 	}
 	st.lower = newMulti(low)
 	r.st.Store(st)
@@ -181,7 +185,7 @@ func mergeSpans(spans []span) []span {
 // header names, which HTTP canonicalises).
 func (r *redactor) foldedMatch(s string) bool {
 	st := r.st.Load()
-	if len(st.pats) == 0 {
+	if len(st.pats) == 0 || len(s) < st.minLen {
 		return false
 	}
 	var arr [4]span
@@ -216,7 +220,9 @@ func splice(b []byte, spans []span) []byte {
 
 // find collects the spans of b holding a credential.
 func (r *redState) find(b string, spans []span) []span {
-	if len(r.pats) == 0 {
+	// Escapes only shorten text, so text shorter than every pattern
+	// holds none, in any form.
+	if len(r.pats) == 0 || len(b) < r.minLen {
 		return spans
 	}
 	spans = r.m.search(b, spans)
