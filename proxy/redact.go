@@ -36,8 +36,8 @@ type redactor struct {
 
 // redState is an immutable set of patterns; add replaces it whole.
 type redState struct {
-	known map[string]bool
-	pats  []string // values and base64 fragments
+	known  map[string]bool
+	pats   []string // values and base64 fragments
 	m      *multi
 	lower  *multi // the patterns in lower case, for header names
 	minLen int    // the shortest pattern: shorter text holds none
