@@ -99,7 +99,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		}
 		if l.HasErrors() {
 			printDiagnostics(app.Stderr, l)
-			return Exitf(ExitFailed, "%s is not a valid document (harness lint %s)", arg, arg)
+			return Exitf(ExitFailed, "%q is not a valid document (see harness lint)", arg)
 		}
 		p = doc
 	} else if resolveInstalled != nil {
@@ -109,7 +109,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		}
 		p, trust = doc, tr
 	} else {
-		return Exitf(ExitFailed, "no document at %s and no installed plugin ID %q", arg, arg)
+		return Exitf(ExitFailed, "no document at %q and no installed plugin ID %q", arg, arg)
 	}
 	t := p.Tool(toolName)
 	if t == nil {
