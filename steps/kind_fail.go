@@ -37,3 +37,5 @@ func (s *failStep) Run(ctx context.Context, f *Frame) (any, error) {
 	}
 	return nil, &Failure{Msg: CleanString(msg)}
 }
+
+var _ Step = (*failStep)(nil)

@@ -109,3 +109,5 @@ func (s *foreachStep) Run(ctx context.Context, f *Frame) (any, error) {
 	f.Vars[s.slot] = saved
 	return out, nil
 }
+
+var _ Step = (*foreachStep)(nil)

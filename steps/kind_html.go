@@ -237,3 +237,5 @@ func checkTree(root *html.Node, lim *Limits) error {
 	}
 	return nil
 }
+
+var _ Step = (*htmlStep)(nil)

@@ -27,3 +27,5 @@ func decodeJQ(c *Compiler, n *yaml.Node) Step {
 }
 
 func (s *jqStep) Run(ctx context.Context, f *Frame) (any, error) { return s.q.First(ctx, f, f.Dot) }
+
+var _ Step = (*jqStep)(nil)

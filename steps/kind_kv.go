@@ -114,3 +114,8 @@ func (s *kvSetStep) Run(ctx context.Context, f *Frame) (any, error) {
 	}
 	return v, nil
 }
+
+var (
+	_ Step = (*kvGetStep)(nil)
+	_ Step = (*kvSetStep)(nil)
+)

@@ -153,3 +153,5 @@ func (s *paginateStep) Run(ctx context.Context, f *Frame) (any, error) {
 	}
 	return out, nil
 }
+
+var _ Step = (*paginateStep)(nil)

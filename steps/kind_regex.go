@@ -125,3 +125,5 @@ func (s *regexStep) record(str string, m []int) any {
 	}
 	return list
 }
+
+var _ Step = (*regexStep)(nil)

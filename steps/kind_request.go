@@ -446,3 +446,5 @@ func looksJSON(b []byte) bool {
 	}
 	return false
 }
+
+var _ Step = (*requestStep)(nil)

@@ -34,3 +34,5 @@ func (s *returnStep) Run(ctx context.Context, f *Frame) (any, error) {
 	f.End(v)
 	return v, nil
 }
+
+var _ Step = (*returnStep)(nil)

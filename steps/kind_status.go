@@ -56,3 +56,5 @@ func (s *statusStep) Run(ctx context.Context, f *Frame) (any, error) {
 	f.End(v)
 	return v, nil
 }
+
+var _ Step = (*statusStep)(nil)

@@ -258,3 +258,5 @@ func xvalue(n *xnode, attr string, max int) any {
 	}
 	return strings.TrimSpace(n.textOf(max))
 }
+
+var _ Step = (*xmlStep)(nil)

@@ -149,3 +149,8 @@ func (s *MemKV) Set(key string, v any) error {
 	}
 	return nil
 }
+
+var (
+	_ KV = (*FileKV)(nil)
+	_ KV = (*MemKV)(nil)
+)
