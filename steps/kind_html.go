@@ -157,6 +157,7 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	}
 	out := make([]any, 0, matches.Length())
 	var ferr error
+	budget := 16 * f.Limits.Items // values all fields may extract
 	matches.EachWithBreak(func(_ int, el *goquery.Selection) bool {
 		if ferr = ctx.Err(); ferr != nil {
 			return false
@@ -172,6 +173,10 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 				target = el.FindMatcher(fd.sel)
 			}
 			if fd.all {
+				if budget -= target.Length(); budget < 0 {
+					ferr = &LimitError{Limit: "items", Max: int64(16 * f.Limits.Items), What: "the extracted values"}
+					return false
+				}
 				list := make([]any, 0, target.Length())
 				target.Each(func(_ int, t *goquery.Selection) { list = append(list, value(t, fd.attr, f.Limits.FieldBytes)) })
 				rec[fd.name] = list

@@ -218,6 +218,7 @@ func (s *xmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 		return nil, &LimitError{Limit: "items", Max: int64(f.Limits.Items), What: "the matched elements"}
 	}
 	out := make([]any, 0, len(els))
+	budget := 16 * f.Limits.Items // values all fields may extract
 	for _, el := range els {
 		if len(s.fields) == 0 {
 			out = append(out, strings.TrimSpace(el.textOf(f.Limits.FieldBytes)))
@@ -230,6 +231,9 @@ func (s *xmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 				targets = fd.sel.find(el, f.Limits.Items)
 			}
 			if fd.all {
+				if budget -= len(targets); budget < 0 || len(targets) > f.Limits.Items {
+					return nil, &LimitError{Limit: "items", Max: int64(16 * f.Limits.Items), What: "the extracted values"}
+				}
 				list := make([]any, 0, len(targets))
 				for _, t := range targets {
 					list = append(list, xvalue(t, fd.attr, f.Limits.FieldBytes))
