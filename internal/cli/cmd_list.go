@@ -80,12 +80,25 @@ entries, each with "problem" when it cannot be used.`,
 						kind += " (downgrade)"
 					}
 					fmt.Fprintf(app.Stdout, "%s: pending %s %s (%s); harness accept %s applies it\n", e.ID, kind, orDash(pd.Version), pd.Hash, e.ID)
+					if w := pd.Warning(); w != "" {
+						fmt.Fprintf(app.Stdout, "    warning: %s\n", terminalSafe(w))
+					}
 					for _, c := range pd.Changes {
-						fmt.Fprintf(app.Stdout, "    %s\n", c)
+						fmt.Fprintf(app.Stdout, "    %s\n", terminalSafe(c))
+					}
+				}
+				if u := e.LastUpdate(); u != nil {
+					how := "applied by itself (same or narrower access)"
+					if u.Accepted {
+						how = "accepted"
+					}
+					fmt.Fprintf(app.Stdout, "%s: last update %s -> %s on %s, %s\n", e.ID, orDash(u.FromVersion), orDash(u.ToVersion), u.At.UTC().Format("2006-01-02 15:04"), how)
+					for _, c := range u.Changes {
+						fmt.Fprintf(app.Stdout, "    %s\n", terminalSafe(c))
 					}
 				}
 				if e.LastError != "" {
-					fmt.Fprintf(app.Stdout, "%s: last update failed: %s\n", e.ID, e.LastError)
+					fmt.Fprintf(app.Stdout, "%s: last update failed: %s\n", e.ID, terminalSafe(e.LastError))
 				}
 			}
 			return nil

@@ -141,6 +141,15 @@ func TestUpdateGitHub(t *testing.T) {
 	_, err = home0.Files(b.Pending.Hash)
 	require.NoError(t, err, "the pending version is stored")
 
+	// list shows what changed, what waits and why a downgrade is held.
+	code, out, _ = runCLI(t, env(t0.Add(25*time.Hour)), "list")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "a: last update 1.0.0 -> 1.1.0")
+	require.Contains(t, out, "applied by itself (same or narrower access)")
+	require.Contains(t, out, "b: pending update asking for wider access 1.1.0")
+	require.Contains(t, out, "c: pending update (downgrade)")
+	require.Contains(t, out, "    warning: ")
+
 	// A pending update still named by the link costs no fetch the next day.
 	s.reset()
 	code, out, _ = runCLI(t, env(t0.Add(50*time.Hour)), "update")
