@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,6 +34,12 @@ func FuzzRun(f *testing.F) {
 			if file.Name == "tool.yaml" {
 				f.Add(string(file.Data))
 			}
+		}
+	}
+	official, _ := filepath.Glob(filepath.Join("..", "plugins-official", "*", "tools", "*.yaml"))
+	for _, o := range official {
+		if b, err := os.ReadFile(o); err == nil {
+			f.Add(string(b))
 		}
 	}
 	f.Add("description: T.\neffect: read\nsteps:\n  - jq: '\"\\u001b\" * 3'\n")
