@@ -186,9 +186,10 @@ func TestSerial(t *testing.T) {
 	assert.Equal(t, int32(n), maxPlain.Load())
 
 	// a waiting serial call gives up with its context
-	block := make(chan struct{})
+	block, entered := make(chan struct{}), make(chan struct{}, 1)
 	r2 := registry.New(registry.WithCompiler(func(p *manifest.Plugin) (registry.Runner, error) {
 		return registry.RunnerFunc(func(ctx context.Context, req registry.RunRequest) (any, error) {
+			entered <- struct{}{}
 			<-block
 			return nil, nil
 		}), nil
@@ -199,17 +200,12 @@ func TestSerial(t *testing.T) {
 		_, err := r2.Invoke(ctx, registry.Call{Tool: "p.one"}, nil)
 		done <- err
 	}()
-	// wait until the first call holds the tool
-	for i := 0; ; i++ {
-		cctx, cancel := context.WithTimeout(ctx, time.Millisecond)
-		_, err := r2.Invoke(cctx, registry.Call{Tool: "p.one"}, nil)
-		cancel()
-		if err != nil {
-			assert.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.ErrorContains(t, err, "previous call")
-			break
-		}
-	}
+	<-entered // the first call holds the tool
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	_, err := r2.Invoke(cctx, registry.Call{Tool: "p.one"}, nil)
+	cancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorContains(t, err, "previous call")
 	close(block)
 	require.NoError(t, <-done)
 }
