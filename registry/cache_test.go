@@ -31,7 +31,6 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-
 // TestDataSourceCache: many concurrent readers of one source cause one
 // fetch; the value lives for the source's TTL. Run with -race.
 func TestDataSourceCache(t *testing.T) {
@@ -119,7 +118,10 @@ func TestCacheErrorsAreNotKept(t *testing.T) {
 
 	// a reader whose context ends stops waiting; the fetch finishes for others
 	hold := make(chan struct{})
-	slow := func(context.Context) (*registry.Envelope, error) { <-hold; return &registry.Envelope{Data: "slow"}, nil }
+	slow := func(context.Context) (*registry.Envelope, error) {
+		<-hold
+		return &registry.Envelope{Data: "slow"}, nil
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	_, err = c.Get(cctx, "s", time.Minute, slow)
