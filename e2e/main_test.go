@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// bin is the harness binary built for this run.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "harness-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "bin", "harness")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	// The contract's build: from the repository root, no other step.
+	build := exec.Command("go", "build", "-o", bin, "./cmd/harness")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "the contract's build failed: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is one run of the binary.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// harness runs the binary with args; env adds variables (HARNESS_HOME is
+// always set, to the test's own folder, unless env sets it).
+func harness(t *testing.T, home string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader("")
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("harness %v: %v", args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// writeFiles writes a document (path -> text) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) string {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
