@@ -61,3 +61,5 @@ func keys[M ~map[string]V, V any](m M) []string {
 	sort.Strings(out)
 	return out
 }
+
+func bytesReader(b []byte) *strings.Reader { return strings.NewReader(string(b)) }

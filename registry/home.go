@@ -1,0 +1,140 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/manifest"
+)
+
+// StateStore keeps installed plugins' modes and enabled flags in the fetch
+// store's state.json (Entry.Modes, Entry.Enabled), and everything else
+// (bundled and native plugins' settings, every plugin's preference values)
+// in a HomeStore in the same folder.
+type StateStore struct {
+	Fetch *fetch.Store
+	Home  *HomeStore
+}
+
+// NewStateStore makes the store of the home folder a fetch.Store uses.
+func NewStateStore(fs *fetch.Store) *StateStore {
+	return &StateStore{Fetch: fs, Home: &HomeStore{Dir: fs.Dir()}}
+}
+
+// Settings implements Store: installed plugins from state.json over the
+// others from permissions.json.
+func (s *StateStore) Settings() (map[string]PluginSettings, error) {
+	out, err := s.Home.Settings()
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.Fetch.Load()
+	if err != nil {
+		return nil, err
+	}
+	for id, e := range st.Plugins {
+		ps := PluginSettings{Disabled: !e.Enabled, Modes: map[manifest.Effect]manifest.Mode{}}
+		for k, v := range e.Modes {
+			if manifest.Effect(k).Rank() >= 0 {
+				ps.Modes[manifest.Effect(k)] = manifest.Mode(v)
+			}
+		}
+		out[id] = ps
+	}
+	return out, nil
+}
+
+// UpdateSettings implements Store.
+func (s *StateStore) UpdateSettings(id string, fn func(*PluginSettings)) error {
+	installed := false
+	err := s.Fetch.Update(context.Background(), func(tx *fetch.Tx) error {
+		e, ok := tx.State.Plugins[id]
+		if !ok {
+			return nil
+		}
+		installed = true
+		ps := PluginSettings{Disabled: !e.Enabled, Modes: map[manifest.Effect]manifest.Mode{}}
+		for k, v := range e.Modes {
+			if manifest.Effect(k).Rank() >= 0 {
+				ps.Modes[manifest.Effect(k)] = manifest.Mode(v)
+			}
+		}
+		fn(&ps)
+		modes := map[string]string{}
+		for k, v := range e.Modes {
+			if manifest.Effect(k).Rank() < 0 { // per-tool entries stay
+				modes[k] = v
+			}
+		}
+		for k, v := range ps.Modes {
+			modes[string(k)] = string(v)
+		}
+		if len(modes) == 0 {
+			modes = nil
+		}
+		e.Modes, e.Enabled = modes, !ps.Disabled
+		return nil
+	})
+	if err != nil || installed {
+		return err
+	}
+	return s.Home.UpdateSettings(id, fn)
+}
+
+// Prefs implements Store.
+func (s *StateStore) Prefs(id string) (map[string]any, error) { return s.Home.Prefs(id) }
+
+// SetPrefs implements Store.
+func (s *StateStore) SetPrefs(id string, v map[string]any) error { return s.Home.SetPrefs(id, v) }
+
+// Bundle is a bundled document: official, and core when the host says so.
+type Bundle struct {
+	Files manifest.Files
+	Core  bool
+}
+
+// OpenHome builds the registry of a home folder: the bundled documents and
+// the installed ones (verified against their hash; a quarantined or invalid
+// one is left out and listed in Problems), with settings kept in the home
+// folder. An installed official document replaces a bundled one of the same
+// id (it is a newer official release); any other clash of ids refuses the
+// installed one.
+func OpenHome(ctx context.Context, fs *fetch.Store, bundled []Bundle, opts ...Option) (*Registry, error) {
+	installed, err := fs.LoadInstalled(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := New(append([]Option{WithStore(NewStateStore(fs))}, opts...)...)
+	replaced := map[string]bool{}
+	for _, in := range installed {
+		if in.Err == nil && in.Entry.Trust == string(Official) {
+			replaced[in.Entry.ID] = true
+		}
+	}
+	for _, b := range bundled {
+		p, l := manifest.Parse(b.Files)
+		if l.HasErrors() {
+			r.note(fmt.Errorf("bundled document %s is invalid: %v", p.ID, l.Err()))
+			continue
+		}
+		if replaced[p.ID] {
+			continue
+		}
+		r.AddDocument(p, Official, DocOptions{Origin: Bundled, Core: b.Core}) // a clash is noted in Problems
+	}
+	sort.Slice(installed, func(i, j int) bool { return installed[i].Entry.ID < installed[j].Entry.ID })
+	for _, in := range installed {
+		if in.Err != nil {
+			r.note(in.Err)
+			continue
+		}
+		trust, err := ParseTrust(in.Entry.Trust)
+		if err != nil {
+			trust = Community
+		}
+		r.AddFiles(in.Files, trust, DocOptions{Origin: Installed}) // problems are noted
+	}
+	return r, nil
+}
