@@ -1,6 +1,8 @@
 package interpreter
 
 import (
+	"time"
+
 	"github.com/pkuinfo/harness/steps"
 )
 
@@ -15,7 +17,19 @@ type config struct {
 
 // WithLimits sets the host's limits (DefaultLimits otherwise). A tool's own
 // limits may only lower them.
-func WithLimits(l steps.Limits) Option { return func(c *config) { c.limits = l } }
+func WithLimits(l steps.Limits) Option {
+	return func(c *config) {
+		clock := c.limits.Clock
+		c.limits = l
+		if l.Clock == nil {
+			c.limits.Clock = clock
+		}
+	}
+}
+
+// WithClock sets the time jq's now reports (the real time otherwise), so a
+// host or a test can fix "today".
+func WithClock(now func() time.Time) Option { return func(c *config) { c.limits.Clock = now } }
 
 // WithRegistry compiles with another step registry (tests add kinds).
 func WithRegistry(r *steps.Registry) Option { return func(c *config) { c.registry = r } }

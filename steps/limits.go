@@ -24,6 +24,10 @@ type Limits struct {
 	KVBytes        int           // a plugin's whole store, as JSON
 	KVKeys         int           // keys in a plugin's store
 	HeapBytes      int64         // the process heap: above it the running calls stop (0: no watch)
+
+	// Clock is what jq's now reports (nil: the real time). Not a limit, but
+	// bound where the limits are: when programs are compiled.
+	Clock func() time.Time
 }
 
 // DefaultLimits are the limits when the host sets none.

@@ -83,6 +83,20 @@ func (a *App) Now() (time.Time, error) {
 	return time.Now(), nil
 }
 
+// Clock is the engine's clock: with HARNESS_NOW it starts at that instant
+// and runs on; else the real time.
+func (a *App) Clock() (func() time.Time, error) {
+	if a.Getenv("HARNESS_NOW") == "" {
+		return time.Now, nil
+	}
+	start, err := a.Now()
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	return func() time.Time { return start.Add(time.Since(began)) }, nil
+}
+
 // StderrIsTerminal reports whether stderr is a terminal (for colour and progress).
 func (a *App) StderrIsTerminal() bool { return isTerminal(a.Stderr) }
 

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/pkuinfo/harness/internal/simcampus"
 	"github.com/spf13/cobra"
@@ -58,15 +57,11 @@ func runCampus(ctx context.Context, app *App, addrFile, servicesOut, secretsOut 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	start, err := app.Now()
+	clock, err := app.Clock()
 	if err != nil {
 		return err
 	}
-	opts := []simcampus.Option{}
-	if app.Getenv("HARNESS_NOW") != "" {
-		began := time.Now()
-		opts = append(opts, simcampus.WithClock(func() time.Time { return start.Add(time.Since(began)) }))
-	}
+	opts := []simcampus.Option{simcampus.WithClock(clock)}
 	for _, s := range expired {
 		opts = append(opts, simcampus.WithExpired(s))
 	}

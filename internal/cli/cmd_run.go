@@ -36,6 +36,7 @@ type runFlags struct {
 	secrets  string
 	resolve  []string
 	trace    bool
+	campus   bool
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -70,6 +71,7 @@ bad flags, input failing the schema); 3: refused by the permission rules.`,
 	fl.StringVar(&f.secrets, "secrets", "", "session credentials per campus service (YAML)")
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
 	fl.BoolVar(&f.trace, "trace", false, "print the step trace on stderr")
+	fl.BoolVar(&f.campus, "campus", false, "run against the simulated campus started in this process (its services and a demo session)")
 	return cmd
 }
 
@@ -127,6 +129,20 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		return Exit(ExitRefused, err)
 	}
 
+	clock, err := app.Clock()
+	if err != nil {
+		return err
+	}
+	if f.campus {
+		if f.services != "" || f.secrets != "" {
+			return Exitf(ExitUsage, "--campus brings its own services and session: leave out --services and --secrets")
+		}
+		stop, err := startCampus(clock, f)
+		if err != nil {
+			return Exit(ExitFailed, err)
+		}
+		defer stop()
+	}
 	cat := proxy.Builtin()
 	if f.services != "" {
 		over, err := proxy.LoadServices(f.services)
@@ -135,7 +151,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		}
 		cat = cat.Merge(over)
 	}
-	prog, l := interpreter.Compile(p, interpreter.WithAuthHeaders(authHeaders(cat)))
+	prog, l := interpreter.Compile(p, interpreter.WithAuthHeaders(authHeaders(cat)), interpreter.WithClock(clock))
 	if l.HasErrors() {
 		printDiagnostics(app.Stderr, l)
 		return Exitf(ExitFailed, "tool %q does not compile", toolName)
