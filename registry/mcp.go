@@ -2,9 +2,14 @@ package registry
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -15,8 +20,10 @@ import (
 // MCPOptions configure the MCP server.
 type MCPOptions struct {
 	Name, Version string
-	// Approver settles asks. When nil, an ask goes to the client as an
-	// elicitation if the client supports that, else the call is refused.
+	// Approver settles asks. When nil, an ask goes to the client's user as
+	// an elicitation (a multi-round-trip input request, or a direct request
+	// for older clients) if the client supports that, else the call is
+	// refused.
 	Approver Approver
 	// NoElicit refuses asks instead of eliciting from the client.
 	NoElicit  bool
@@ -47,7 +54,7 @@ func (r *Registry) MCPServer(o MCPOptions) (*mcp.Server, error) {
 		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{Instructions: instr.String()})
-	turns := &sessionTurns{m: map[*mcp.ServerSession]*Turn{}}
+	st := newMCPState()
 	for _, ct := range cat.Tools() {
 		ro := ct.Effect == manifest.Read
 		destructive := !ro
@@ -58,33 +65,17 @@ func (r *Registry) MCPServer(o MCPOptions) (*mcp.Server, error) {
 		}
 		name := ct.Name
 		srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return r.mcpCall(ctx, o, turns, name, req), nil
+			return r.mcpCall(ctx, o, st, name, req), nil
 		})
 	}
 	return srv, nil
-}
-
-type sessionTurns struct {
-	mu sync.Mutex
-	m  map[*mcp.ServerSession]*Turn
-}
-
-func (s *sessionTurns) get(ss *mcp.ServerSession) *Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.m[ss]
-	if !ok {
-		t = &Turn{}
-		s.m[ss] = t
-	}
-	return t
 }
 
 func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
 
-func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, turns *sessionTurns, name string, req *mcp.CallToolRequest) *mcp.CallToolResult {
+func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name string, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	var input map[string]any
 	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
 		if len(raw) > MaxInputBytes {
@@ -94,12 +85,31 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, turns *sessionTurn
 			return toolError("refused (bad_input): the arguments must be a JSON object")
 		}
 	}
-	turn := turns.get(req.Session)
+	turn := st.turn(req.Session)
+	call := Call{Tool: name, Actor: Agent, Tainted: turn.Tainted(), Input: input}
 	ap := o.Approver
-	if ap == nil && !o.NoElicit && req.Session != nil {
-		ap = elicitApprover{req.Session}
+	if ap == nil && !o.NoElicit {
+		d := r.Decide(call)
+		if d.Ask {
+			// The user's answer comes back with the retried call, under a
+			// signed state that binds it to this very call, once.
+			if resp, ok := req.Params.InputResponses["approve"]; ok {
+				er, isElicit := resp.(*mcp.ElicitResult)
+				yes := isElicit && er.Action == "accept" && st.redeem(req.Params.RequestState, name, d.Input)
+				ap = ApproverFunc(func(context.Context, ApprovalRequest) (bool, error) { return yes, nil })
+			} else if canElicit(req.Session) {
+				in, _ := json.Marshal(d.Input)
+				t := d.Tool
+				msg := fmt.Sprintf("Allow %s (%s, a %s plugin, effect %s) with input %s? %s", t.Title, t.ID, t.doc.Trust, t.Effect, in, d.Message)
+				return &mcp.CallToolResult{
+					InputRequests: mcp.InputRequestMap{"approve": &mcp.ElicitParams{Message: msg,
+						RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}},
+					RequestState: st.issue(name, d.Input),
+				}
+			}
+		}
 	}
-	env, err := r.Invoke(ctx, Call{Tool: name, Actor: Agent, Tainted: turn.Tainted(), Input: input}, ap)
+	env, err := r.Invoke(ctx, call, ap)
 	if err != nil {
 		var re *RefusedError
 		if errors.As(err, &re) {
@@ -115,22 +125,83 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, turns *sessionTurn
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 }
 
-// elicitApprover asks the MCP client's user through an elicitation; a
-// client without elicitation support cannot be asked.
-type elicitApprover struct{ ss *mcp.ServerSession }
-
-func (e elicitApprover) Approve(ctx context.Context, req ApprovalRequest) (bool, error) {
-	ip := e.ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return false, errNoElicitation
+func canElicit(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
 	}
-	in, _ := json.Marshal(req.Input)
-	msg := fmt.Sprintf("Allow %s (%s, %s, effect %s) with input %s? %s", req.Title, req.Tool, req.Trust, req.Effect, in, req.Message)
-	res, err := e.ss.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
-	if err != nil {
-		return false, err
-	}
-	return res.Action == "accept", nil
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
 }
 
-var errNoElicitation = errors.New("the MCP client cannot ask the user (no elicitation support)")
+// mcpState is the server's per-session turns and the key that signs the
+// request states of pending approvals.
+type mcpState struct {
+	mu    sync.Mutex
+	turns map[*mcp.ServerSession]*Turn
+	key   [32]byte
+	seq   uint64
+	open  map[uint64]bool // issued, not yet redeemed
+}
+
+func newMCPState() *mcpState {
+	s := &mcpState{turns: map[*mcp.ServerSession]*Turn{}, open: map[uint64]bool{}}
+	if _, err := rand.Read(s.key[:]); err != nil {
+		panic("registry: no randomness: " + err.Error())
+	}
+	return s
+}
+
+func (s *mcpState) turn(ss *mcp.ServerSession) *Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.turns[ss]
+	if !ok {
+		t = &Turn{}
+		s.turns[ss] = t
+	}
+	return t
+}
+
+// maxOpenApprovals bounds the approvals waiting for an answer.
+const maxOpenApprovals = 1024
+
+func (s *mcpState) mac(seq uint64, tool string, input map[string]any) string {
+	in, _ := json.Marshal(input) // map keys are sorted: canonical enough
+	h := hmac.New(sha256.New, s.key[:])
+	fmt.Fprintf(h, "%d\x00%s\x00", seq, tool)
+	h.Write(in)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+func (s *mcpState) issue(tool string, input map[string]any) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	if len(s.open) >= maxOpenApprovals {
+		for k := range s.open {
+			delete(s.open, k)
+			break
+		}
+	}
+	s.open[s.seq] = true
+	return fmt.Sprintf("%d.%s", s.seq, s.mac(s.seq, tool, input))
+}
+
+// redeem accepts a state issued for exactly this tool and input, once.
+func (s *mcpState) redeem(state, tool string, input map[string]any) bool {
+	seqText, sig, ok := strings.Cut(state, ".")
+	if !ok {
+		return false
+	}
+	seq, err := strconv.ParseUint(seqText, 10, 64)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open[seq] || !hmac.Equal([]byte(sig), []byte(s.mac(seq, tool, input))) {
+		return false
+	}
+	delete(s.open, seq)
+	return true
+}
