@@ -2,7 +2,7 @@
 // runner, the engine of `harness test`.
 //
 // A document carries its cases in tests/NAME.yaml files or in "yaml test
-// NAME" blocks of PLUGIN.md (docs/testing.md is the reference). A case names
+// NAME" blocks of PLUGIN.md (docs/plugin-format.md, "Tests", is the reference). A case names
 // a tool, its input and the caller (actor, trust, taint, approval), the
 // recorded exchanges the tool's requests meet (matched by service, method,
 // path and query), the session values to sign with, and what must come out:

@@ -6,7 +6,7 @@ import (
 )
 
 // Markdown renders the reference of every kind in r: summary, forms, fields
-// and example. docs/steps.md holds it between the kinds markers; a test
+// and example. docs/plugin-format.md holds it between the kinds markers; a test
 // keeps it up to date.
 func Markdown(r *Registry) string {
 	var b strings.Builder
