@@ -76,8 +76,12 @@ func (d *Doc) ContentPos(n *yaml.Node) (line, col int) {
 	case n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0:
 		return n.Line, n.Column + 1
 	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
-		// Content starts on the next line at the block's indentation.
+		// Content starts on the next line at the block's indentation; an
+		// empty block on the text's last line has no such line.
 		ln := n.Line + 1
+		if ln > d.lineCount() {
+			return n.Line, n.Column
+		}
 		return ln, d.indentOf(ln) + 1
 	}
 	return n.Line, n.Column
@@ -122,6 +126,16 @@ func (d *Doc) lineText(line int) string {
 		src = src[:j]
 	}
 	return string(src)
+}
+
+// lineCount is the number of lines of the text (a last line without a
+// line break counts).
+func (d *Doc) lineCount() int {
+	n := bytes.Count(d.Src, []byte("\n"))
+	if len(d.Src) > 0 && d.Src[len(d.Src)-1] != '\n' {
+		n++
+	}
+	return n
 }
 
 func (d *Doc) indentOf(line int) int {

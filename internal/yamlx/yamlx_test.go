@@ -127,3 +127,17 @@ func TestOffsetPos(t *testing.T) {
 	f, _ = m.Get("block")
 	require.Equal(t, "f.yaml:5:8", d.OffsetPos(f.Value, len("line one\nline ")).String())
 }
+
+// TestPositionsStayInsideTheFile: an empty block scalar on the last line
+// has its content "on the next line", which does not exist; positions clamp
+// to the text's last line.
+func TestPositionsStayInsideTheFile(t *testing.T) {
+	d, l := parse(t, "a: 1\nb: |\n")
+	require.False(t, l.HasErrors(), l.Error())
+	m, _ := d.Mapping(d.Root, "x", nil, &l)
+	f, _ := m.Get("b")
+	p := d.OffsetPos(f.Value, 0)
+	require.LessOrEqual(t, p.Line, 2, p.String())
+	line, _ := d.ContentPos(f.Value)
+	require.LessOrEqual(t, line, 2)
+}
