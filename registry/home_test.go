@@ -1,0 +1,116 @@
+package registry_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/manifest"
+	official "github.com/pkuinfo/harness/plugins-official"
+	"github.com/pkuinfo/harness/registry"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func install(t *testing.T, s *fetch.Store, files manifest.Files, trust string, modes map[string]string) {
+	t.Helper()
+	p, l := manifest.Parse(files)
+	require.False(t, l.HasErrors(), l.Error())
+	require.NoError(t, s.Install(context.Background(), fetch.Entry{ID: p.ID, Link: "/tmp/" + p.ID, Kind: fetch.KindLocal,
+		Trust: trust, Enabled: true, Modes: modes}, files, false))
+}
+
+func TestOpenHome(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	s, err := fetch.OpenStore(home)
+	require.NoError(t, err)
+	all, err := official.Files()
+	require.NoError(t, err)
+	var bundled []registry.Bundle
+	for _, id := range official.Names {
+		bundled = append(bundled, registry.Bundle{Files: all[id], Core: id == "wallet"})
+	}
+	// a community document claiming an official id, a newer official
+	// canteen, and a plain community one with a per-tool mode entry
+	install(t, s, docFiles("grades", "", effectTools()), "community", nil)
+	install(t, s, docFiles("canteen", "", map[string]string{"crowd": toolYAML("read")}), "official", nil)
+	install(t, s, docFiles("notes", "", effectTools()), "community", map[string]string{"write": "off", "notes.read": "ask"})
+
+	r, err := registry.OpenHome(ctx, s, bundled)
+	require.NoError(t, err)
+	d, ok := r.Document("grades")
+	require.True(t, ok)
+	assert.Equal(t, registry.Bundled, d.Origin, "the bundled official grades stays")
+	require.Len(t, r.Problems(), 1)
+	assert.ErrorIs(t, r.Problems()[0], registry.ErrConflict)
+	d, _ = r.Document("canteen")
+	assert.Equal(t, registry.Installed, d.Origin, "an installed official release replaces the bundled one")
+	assert.Len(t, d.Tools, 1)
+	d, _ = r.Document("wallet")
+	assert.True(t, d.Core)
+
+	// modes of an installed plugin live in state.json
+	m, _ := r.Mode("notes", manifest.Write)
+	assert.Equal(t, manifest.Off, m)
+	require.NoError(t, r.SetMode("notes", manifest.Write, manifest.Auto))
+	require.NoError(t, r.SetEnabled("notes", false))
+	st, err := s.Load()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"write": "auto", "notes.read": "ask"}, st.Plugins["notes"].Modes)
+	assert.False(t, st.Plugins["notes"].Enabled)
+	// and of a bundled one in permissions.json
+	require.NoError(t, r.SetMode("classrooms", manifest.Read, manifest.Ask))
+	require.Error(t, r.SetEnabled("wallet", false))
+	b, err := os.ReadFile(filepath.Join(home, "permissions.json"))
+	require.NoError(t, err)
+	var pf map[string]map[string]registry.PluginSettings
+	require.NoError(t, json.Unmarshal(b, &pf))
+	assert.Equal(t, manifest.Ask, pf["plugins"]["classrooms"].Modes[manifest.Read])
+
+	// a new registry over the same home sees it all
+	r2, err := registry.OpenHome(ctx, s, bundled)
+	require.NoError(t, err)
+	m, _ = r2.Mode("classrooms", manifest.Read)
+	assert.Equal(t, manifest.Ask, m)
+	on, _ := r2.Enabled("notes")
+	assert.False(t, on)
+	assert.Equal(t, registry.ReasonDisabled, r2.Decide(registry.Call{Tool: "notes.read"}).Reason)
+
+	// a plugin whose stored files changed is left out with a problem
+	e := st.Plugins["notes"]
+	dir, err := fetch.HashDir(e.Hash)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(home, fetch.StoreDir, dir, "PLUGIN.md"), []byte("tampered"), 0o644))
+	r3, err := registry.OpenHome(ctx, s, bundled)
+	require.NoError(t, err)
+	_, ok = r3.Document("notes")
+	assert.False(t, ok)
+	assert.Len(t, r3.Problems(), 2)
+}
+
+func TestHomeStoreLimits(t *testing.T) {
+	dir := t.TempDir()
+	h := &registry.HomeStore{Dir: dir}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "permissions.json"), []byte("{not json"), 0o600))
+	_, err := h.Settings()
+	assert.ErrorContains(t, err, "not valid")
+	big := make([]byte, 2<<20)
+	for i := range big {
+		big[i] = ' '
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "permissions.json"), big, 0o600))
+	_, err = h.Settings()
+	assert.ErrorContains(t, err, "larger than")
+	_, err = h.Prefs("../escape")
+	assert.Error(t, err)
+	assert.Error(t, h.SetPrefs("A", nil))
+	// no temp files are left behind
+	require.NoError(t, h.SetPrefs("ok", map[string]any{"a": 1}))
+	entries, _ := os.ReadDir(filepath.Join(dir, "prefs"))
+	require.Len(t, entries, 1)
+	assert.Equal(t, "ok.json", entries[0].Name())
+}
