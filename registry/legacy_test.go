@@ -167,3 +167,22 @@ func TestPreferences(t *testing.T) {
 	s, _ := r2.Pref("canteen.limit")
 	assert.False(t, s.IsSet)
 }
+
+func TestSettingsTools(t *testing.T) {
+	r := registry.New()
+	mustAdd(t, r, legacyDoc(), registry.Official, registry.DocOptions{})
+	_, err := r.AddNative(registry.SettingsPlugin, registry.SettingsTools(r)...)
+	require.NoError(t, err)
+	ctx := t.Context()
+	env, err := r.Invoke(ctx, registry.Call{Tool: "settings__list", Actor: registry.Agent, Input: map[string]any{"plugin": "canteen"}}, nil)
+	require.NoError(t, err)
+	assert.Len(t, env.Data, 2)
+	// setting is a write: the agent is asked first
+	call := registry.Call{Tool: "settings__set", Actor: registry.Agent, Input: map[string]any{"key": "canteen.campus", "value": "changping"}}
+	assert.Equal(t, registry.ReasonModeAsk, r.Decide(call).Reason)
+	env, err = r.Invoke(ctx, call, registry.ApproveAll)
+	require.NoError(t, err)
+	assert.Equal(t, "changping", env.Data.(registry.Setting).Value)
+	_, err = r.Invoke(ctx, registry.Call{Tool: "settings__set", Input: map[string]any{"key": "canteen.campus", "value": "mars"}}, nil)
+	assert.ErrorContains(t, err, "does not fit")
+}

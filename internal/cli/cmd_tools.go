@@ -27,7 +27,7 @@ func bundledDocuments() ([]registry.Bundle, error) {
 }
 
 // openRegistry builds the registry of the home folder: the bundled official
-// documents and the installed ones. Problems (a quarantined plugin, a
+// documents, the installed ones and the settings tools. Problems (a quarantined plugin, a
 // clash of ids) go to stderr as warnings.
 func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*registry.Registry, error) {
 	store, err := openStore(app)
@@ -42,6 +42,10 @@ func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*regi
 	if err != nil {
 		return nil, Exit(ExitFailed, err)
 	}
+	// The agent reads and changes the documents' preferences through these;
+	// a document installed as "settings" keeps its id (the clash is listed
+	// in Problems).
+	r.AddNative(registry.SettingsPlugin, registry.SettingsTools(r)...)
 	for _, p := range r.Problems() {
 		fmt.Fprintf(app.Stderr, "harness: warning: %s\n", terminalSafe(p.Error()))
 	}

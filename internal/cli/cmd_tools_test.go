@@ -74,6 +74,7 @@ func TestToolsJSONValidatesAgainstTheMetaSchema(t *testing.T) {
 		}
 	}
 	assert.True(t, seen["classrooms-example"], "the installed document")
+	assert.True(t, seen["settings"], "the settings tools")
 	for _, id := range official.Names {
 		assert.True(t, seen[id], "the bundled document %s", id)
 	}
