@@ -9,6 +9,12 @@ import (
 // loadSettings reads the store once; later reads use the snapshot until an
 // update or Reload.
 func (r *Registry) loadSettings() (map[string]PluginSettings, error) {
+	r.mu.RLock()
+	if r.loaded {
+		defer r.mu.RUnlock()
+		return r.settings, r.settingsErr
+	}
+	r.mu.RUnlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.loaded {
