@@ -85,6 +85,7 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 			return toolError("refused (bad_input): the arguments must be a JSON object")
 		}
 	}
+	r.Reload() // a long-lived server sees the user's latest modes
 	turn := st.turn(req.Session)
 	call := Call{Tool: name, Actor: Agent, Tainted: turn.Tainted(), Input: input}
 	ap := o.Approver
