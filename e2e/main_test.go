@@ -9,6 +9,11 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	// The binary is built from these packages: linking them into the test
+	// makes go test's cache see every change to them, so a cached pass
+	// never hides a change to the command.
+	_ "github.com/pkuinfo/harness/internal/cli"
 )
 
 // bin is the harness binary built for this run.

@@ -97,6 +97,11 @@ func (a *App) Clock() (func() time.Time, error) {
 	return func() time.Time { return start.Add(time.Since(began)) }, nil
 }
 
+// warn prints a warning on stderr, made safe for the terminal.
+func (a *App) warn(msg string) {
+	fmt.Fprintln(a.Stderr, "harness: warning: "+terminalSafe(msg))
+}
+
 // StderrIsTerminal reports whether stderr is a terminal (for colour and progress).
 func (a *App) StderrIsTerminal() bool { return isTerminal(a.Stderr) }
 

@@ -13,15 +13,13 @@ import (
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
+	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/steps"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(50, newRunCmd) }
 
-// resolveInstalled finds an installed document by ID, with its trust
-// (official or community). The store sets it; nil means no store.
-var resolveInstalled func(app *App, id string) (*manifest.Plugin, string, error)
 
 // MaxInputBytes bounds --input.
 const MaxInputBytes = 1 << 20
@@ -93,6 +91,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 	}
 	// The document: a local path, else an installed ID.
 	var p *manifest.Plugin
+	var modes registry.Store // the stored modes of an installed or bundled document
 	trust := f.trust
 	if _, statErr := os.Stat(arg); statErr == nil {
 		doc, l, err := loadLocal(arg)
@@ -104,14 +103,12 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 			return Exitf(ExitFailed, "%q is not a valid document (see harness lint)", arg)
 		}
 		p = doc
-	} else if resolveInstalled != nil {
-		doc, tr, err := resolveInstalled(app, arg)
-		if err != nil {
-			return Exit(ExitFailed, err)
-		}
-		p, trust = doc, tr
 	} else {
-		return Exitf(ExitFailed, "no document at %q and no installed plugin ID %q", arg, arg)
+		doc, tr, st, err := resolveID(ctx, app, arg)
+		if err != nil {
+			return err
+		}
+		p, trust, modes = doc, tr, st
 	}
 	t := p.Tool(toolName)
 	if t == nil {
@@ -125,8 +122,14 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 	if err != nil {
 		return Exit(ExitUsage, err)
 	}
-	if err := decide(p, t, trust, f.actor, f.tainted, f.approve); err != nil {
-		return Exit(ExitRefused, err)
+	in, _ := input.(map[string]any)
+	d := registry.CheckRun(ctx, registry.RunCheck{Plugin: p, Trust: registry.Trust(trust), Tool: toolName,
+		Actor: registry.Actor(f.actor), Tainted: f.tainted, Approve: f.approve, Input: in, Store: modes})
+	if !d.Allow {
+		if d.ExitCode() == ExitUsage {
+			return Exit(ExitUsage, errors.New(d.Message))
+		}
+		return Exit(d.ExitCode(), errors.New("refused: "+d.Message))
 	}
 
 	clock, err := app.Clock()
@@ -215,45 +218,6 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 	}
 	out := call.Redact(string(res.JSON))
 	fmt.Fprintln(app.Stdout, out)
-	return nil
-}
-
-// decide applies the permission rules that need no stored state: the
-// scheduler calls only read tools; userOnly tools run only for the user; a
-// mode the document sets to off refuses the agent and the scheduler; and
-// the agent's call of a non-read tool asks (refused without --approve) when
-// the document is community, the turn is tainted, the tool says alwaysAsk or
-// the document's default mode for the effect is ask.
-func decide(p *manifest.Plugin, t *manifest.Tool, trust, actor string, tainted, approve bool) error {
-	if actor == "user" {
-		return nil
-	}
-	if t.UserOnly {
-		return fmt.Errorf("refused: tool %q is userOnly and the %s may not call it", t.Name, actor)
-	}
-	mode := p.DefaultModes[t.Effect]
-	if mode == manifest.Off {
-		return fmt.Errorf("refused: the %s effect of tool %q is off", t.Effect, t.Name)
-	}
-	if actor == "scheduler" {
-		if t.Effect != manifest.Read {
-			return fmt.Errorf("refused: the scheduler calls only read tools, and %q is %s", t.Name, t.Effect)
-		}
-		return nil
-	}
-	ask := t.AlwaysAsk || (t.Effect != manifest.Read && (trust == "community" || tainted || mode == manifest.Ask))
-	if ask && !approve {
-		why := "a community document's " + string(t.Effect) + " tool"
-		switch {
-		case t.AlwaysAsk:
-			why = "the tool always asks"
-		case tainted:
-			why = "the turn is tainted and the tool's effect is " + string(t.Effect)
-		case trust != "community":
-			why = "the document's mode for " + string(t.Effect) + " is ask"
-		}
-		return fmt.Errorf("refused: calling %q needs the user's approval (%s); pass --approve", t.Name, why)
-	}
 	return nil
 }
 

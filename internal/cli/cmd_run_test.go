@@ -139,15 +139,15 @@ func TestRunPermissions(t *testing.T) {
 		why   string
 	}{
 		{"look", []string{"--actor", "scheduler"}, 0, ""},
-		{"post", []string{"--actor", "scheduler"}, 3, "scheduler calls only read tools"},
+		{"post", []string{"--actor", "scheduler"}, 3, "the scheduler may call only read tools"},
 		{"post", []string{"--actor", "scheduler", "--approve"}, 3, "scheduler"},
-		{"pay", []string{"--actor", "agent", "--approve"}, 3, "userOnly"},
-		{"pay", []string{"--actor", "scheduler"}, 3, "userOnly"},
+		{"pay", []string{"--actor", "agent", "--approve"}, 3, "for the user only"},
+		{"pay", []string{"--actor", "scheduler"}, 3, "for the user only"},
 		{"pay", nil, 0, ""},
 		{"post", []string{"--actor", "agent"}, 3, "--approve"},
 		{"post", []string{"--actor", "agent", "--approve"}, 0, ""},
-		{"post", []string{"--actor", "agent", "--trust", "official"}, 0, ""},
-		{"post", []string{"--actor", "agent", "--trust", "official", "--tainted"}, 3, "tainted"},
+		// An official document's write asks too, unless its defaultModes say auto.
+		{"post", []string{"--actor", "agent", "--trust", "official"}, 3, "--approve"},
 		{"look", []string{"--actor", "agent", "--tainted"}, 0, ""},
 		{"post", nil, 0, ""},
 	}
@@ -163,6 +163,54 @@ func TestRunPermissions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunOfficialModes: an official document's defaultModes apply; a
+// tainted turn still asks before the agent's write.
+func TestRunOfficialModes(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":       strings.Replace(permDoc, "version: 1.0.0\n", "version: 1.0.0\ndefaultModes: {write: auto, money: off}\n", 1),
+		"tools/post.yaml": "description: Write.\neffect: write\nsteps:\n  - return: '{posted: true}'\n",
+		"tools/pay.yaml":  "description: Pay.\neffect: money\nsteps:\n  - return: '{paid: true}'\n",
+	})
+	for _, c := range []struct {
+		tool  string
+		flags []string
+		code  int
+		why   string
+	}{
+		{"post", []string{"--actor", "agent", "--trust", "official"}, 0, ""},
+		{"post", []string{"--actor", "agent", "--trust", "official", "--tainted"}, 3, "untrusted data"},
+		{"post", []string{"--actor", "agent", "--trust", "official", "--tainted", "--approve"}, 0, ""},
+		// Community documents cannot loosen: write asks whatever the document says.
+		{"post", []string{"--actor", "agent"}, 3, "--approve"},
+		// Off refuses every actor.
+		{"pay", []string{"--trust", "official"}, 3, "off"},
+		{"pay", []string{"--actor", "agent", "--trust", "official", "--approve"}, 3, "off"},
+	} {
+		t.Run(c.tool+" "+strings.Join(c.flags, " "), func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, append([]string{"run", dir, c.tool}, c.flags...)...)
+			assert.Equal(t, c.code, code, errs)
+			if c.code == 3 {
+				assert.Empty(t, out)
+				assert.Contains(t, errs, c.why)
+			} else {
+				assert.NotEmpty(t, out)
+			}
+		})
+	}
+}
+
+// TestRunBundledByID: an id that is not a path finds a bundled official
+// document (or an installed one); an unknown id is an error.
+func TestRunBundledByID(t *testing.T) {
+	env := map[string]string{"HARNESS_HOME": t.TempDir()}
+	code, out, errs := runCLI(t, env, "run", "--campus", "wallet", "cardBalance")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "balanceYuan")
+	code, _, errs = runCLI(t, env, "run", "no-such-plugin", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "no installed or bundled plugin")
 }
 
 func TestRunInvalidDocument(t *testing.T) {

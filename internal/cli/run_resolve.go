@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/registry"
+)
+
+// resolveID finds a document that is not a local path: an installed plugin
+// (by id or legacy id) or a bundled official one, with its trust and its
+// stored permission modes.
+func resolveID(ctx context.Context, app *App, id string) (*manifest.Plugin, string, registry.Store, error) {
+	store, err := openStore(app)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	bundled, err := bundledDocuments()
+	if err != nil {
+		return nil, "", nil, Exit(ExitFailed, err)
+	}
+	r, err := registry.OpenHome(ctx, store, bundled)
+	if err != nil {
+		return nil, "", nil, Exit(ExitFailed, err)
+	}
+	d, ok := r.Document(id)
+	if !ok || d.Plugin == nil {
+		for _, p := range r.Problems() {
+			app.warn(p.Error())
+		}
+		return nil, "", nil, Exitf(ExitFailed, "no document at %q and no installed or bundled plugin with id %q (harness list shows the installed ones)", id, id)
+	}
+	return d.Plugin, string(d.Trust), registry.NewStateStore(store), nil
+}
