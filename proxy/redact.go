@@ -246,6 +246,40 @@ func (r *redState) find(b string, spans []span) []span {
 	return spans
 }
 
+// maxUnwrap is how many layers of escapes holds peels off.
+const maxUnwrap = 4
+
+// holds reports whether s holds a credential, raw or under up to
+// maxUnwrap layers of the escapes the decoded view knows (a URL-encoded
+// JSON escape, a double URL encoding, ...). It serves where text is
+// checked rather than redacted: what a step sends or stores.
+func (r *redState) holds(s string) bool {
+	if len(r.pats) == 0 {
+		return false
+	}
+	var arr [4]span
+	for range maxUnwrap {
+		if len(r.find(s, arr[:0])) > 0 {
+			return true
+		}
+		first := -1
+		for _, c := range []byte{'%', '\\', '&'} {
+			if i := strings.IndexByte(s, c); i >= 0 && (first < 0 || i < first) {
+				first = i
+			}
+		}
+		if first < 0 {
+			return false
+		}
+		v := new(view)
+		if !v.decode(s, first) {
+			return false
+		}
+		s = string(v.text)
+	}
+	return len(r.find(s, arr[:0])) > 0
+}
+
 // viewPool keeps decoded views between uses: they live only inside find.
 var viewPool = sync.Pool{New: func() any { return new(view) }}
 

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // target is a checked request.
@@ -72,6 +73,9 @@ func (c *Call) target(r *Request) (*target, error) {
 			return nil, err
 		}
 		t.header = h
+	}
+	if c.carriesSecret(r) {
+		return nil, fmt.Errorf("%w: the request carries a credential value; steps never hold credentials, the proxy attaches them", ErrRefused)
 	}
 	switch {
 	case r.Service != "" && r.URL != "":
@@ -279,4 +283,44 @@ func originOf(u *url.URL) string {
 		}
 	}
 	return u.Scheme + "://" + strings.ToLower(h)
+}
+
+// carriesSecret reports whether what a step put into a request (its path or
+// URL, query, header names and values, body) holds a credential value the
+// proxy knows, in any form the redactor finds, also under several layers
+// of escapes (a URL-encoded JSON escape). A server may echo a
+// credential in a form the redactor cannot predict (reversed, hex, split
+// over two responses) and a step may undo that in jq; such a value must
+// never leave again, to a web origin or to another campus service.
+func (c *Call) carriesSecret(r *Request) bool {
+	st := c.p.red.st.Load()
+	if len(st.pats) == 0 {
+		return false
+	}
+	has := st.holds
+	if has(r.Path) || has(r.URL) || has(r.ContentType) ||
+		(len(r.Body) > 0 && has(unsafe.String(unsafe.SliceData(r.Body), len(r.Body)))) {
+		return true
+	}
+	for k, vs := range r.Query {
+		if has(k) {
+			return true
+		}
+		for _, v := range vs {
+			if has(v) {
+				return true
+			}
+		}
+	}
+	for k, vs := range r.Header {
+		if c.p.red.foldedMatch(k) {
+			return true
+		}
+		for _, v := range vs {
+			if has(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
