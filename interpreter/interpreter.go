@@ -183,6 +183,9 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	f.Vars[0], f.Vars[1] = input, prefs
 	f.Transport = s.cfg.transport
 	f.KV = s.cfg.kv
+	if f.KV != nil && s.cfg.redact != nil {
+		f.KV = redactKV{f.KV, s.cfg.redact}
+	}
 	f.Limits = lim
 	f.Trace = s.cfg.trace
 	err := s.tool.block.Run(ctx, f)
@@ -202,6 +205,10 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	b, err := steps.Encode(v, lim.Depth)
 	if err != nil {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: err}
+	}
+	if s.cfg.redact != nil {
+		// Redact the whole text before the cut: a cut could split a secret.
+		b = []byte(s.cfg.redact(string(b)))
 	}
 	res.JSON, res.Truncated = Cut(b, lim.Output)
 	return res, nil

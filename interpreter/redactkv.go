@@ -1,0 +1,50 @@
+package interpreter
+
+import (
+	"github.com/pkuinfo/harness/steps"
+)
+
+// redactKV is the plugin's store seen through the run's redactor: a value
+// a step rebuilt from a server's transformed echo of a credential is stored
+// redacted, as the output is, never as the credential.
+type redactKV struct {
+	kv     steps.KV
+	redact func(string) string
+}
+
+func (r redactKV) Get(key string) (any, bool, error) { return r.kv.Get(r.redact(key)) }
+
+func (r redactKV) Set(key string, v any) error {
+	return r.kv.Set(r.redact(key), redactValue(v, r.redact))
+}
+
+// redactValue returns v with every string, object key and number that
+// holds a credential redacted (a number becomes the marker string).
+func redactValue(v any, redact func(string) string) any {
+	switch x := v.(type) {
+	case nil, bool:
+		return v
+	case string:
+		return redact(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactValue(e, redact)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[redact(k)] = redactValue(e, redact)
+		}
+		return out
+	}
+	b, err := steps.Encode(v, 1)
+	if err != nil {
+		return v
+	}
+	if s := string(b); redact(s) != s {
+		return redact(s)
+	}
+	return v
+}
