@@ -1,0 +1,133 @@
+package plugintest
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/pkuinfo/harness/manifest"
+	official "github.com/pkuinfo/harness/plugins-official"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+)
+
+const testSchemaPath = "../docs/schema/test.schema.json"
+
+func testSchema(t *testing.T) (map[string]any, *jsonschema.Schema) {
+	t.Helper()
+	b, err := os.ReadFile(testSchemaPath)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(b, &doc))
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource("test.schema.json", doc))
+	s, err := c.Compile("test.schema.json")
+	require.NoError(t, err)
+	return doc, s
+}
+
+func propKeys(t *testing.T, schema any) []string {
+	t.Helper()
+	props, ok := schema.(map[string]any)["properties"].(map[string]any)
+	require.True(t, ok, "no properties in %v", schema)
+	out := make([]string, 0, len(props))
+	for k := range props {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+// TestSchemaMatchesParser keeps docs/schema/test.schema.json and the
+// parser's key lists in step.
+func TestSchemaMatchesParser(t *testing.T) {
+	doc, _ := testSchema(t)
+	defs := doc["$defs"].(map[string]any)
+	assert.Equal(t, sortedCopy(fileKeys), propKeys(t, doc), "file keys")
+	for def, keys := range map[string][]string{"case": caseKeys, "exchange": exchangeKeys, "request": requestKeys,
+		"response": responseKeys, "expect": expectKeys} {
+		assert.Equal(t, sortedCopy(keys), propKeys(t, defs[def]), "keys of %s", def)
+	}
+	svc := defs["secrets"].(map[string]any)["additionalProperties"]
+	assert.Equal(t, sortedCopy(secretKeys), propKeys(t, svc), "secret keys")
+	var got []string
+	for _, r := range defs["expect"].(map[string]any)["properties"].(map[string]any)["refused"].(map[string]any)["enum"].([]any) {
+		got = append(got, r.(string))
+	}
+	assert.Equal(t, refusals, got)
+}
+
+// Every official test file (tests/*.yaml and fenced test blocks) fits the
+// schema.
+func TestSchemaAcceptsOfficialTests(t *testing.T) {
+	_, s := testSchema(t)
+	all, err := official.Files()
+	require.NoError(t, err)
+	n := 0
+	for id, files := range all {
+		p, l := manifest.Parse(files)
+		require.False(t, l.HasErrors(), "%s: %v", id, l.Error())
+		_, l = Parse(p)
+		require.False(t, l.HasErrors(), "%s: %v", id, l.Error())
+		for _, b := range p.Tests {
+			n++
+			assert.NoError(t, s.Validate(yamlJSON(t, b.Doc.Src)), "%s test %s", id, b.Name)
+		}
+	}
+	assert.GreaterOrEqual(t, n, len(official.Names))
+}
+
+// The schema refuses what the parser refuses, where a schema can tell.
+func TestSchemaRefusesBadTests(t *testing.T) {
+	_, s := testSchema(t)
+	for _, text := range []string{
+		`{}`,
+		`{cases: []}`,
+		`{trust: root, cases: [{tool: a, expect: {output: 1}}]}`,
+		`{case: [{tool: a, expect: {output: 1}}]}`,
+		`{cases: [{expect: {output: 1}}]}`,
+		`{cases: [{tool: a}]}`,
+		`{cases: [{tool: a, expect: {}}]}`,
+		`{cases: [{tool: a, actor: robot, expect: {output: 1}}]}`,
+		`{cases: [{tool: a, expect: {output: 1, error: x}}]}`,
+		`{cases: [{tool: a, expect: {refused: nope}}]}`,
+		`{cases: [{tool: a, expect: {error: x, refused: any}}]}`,
+		`{cases: [{tool: a, expect: {status: Login}}]}`,
+		`{cases: [{tool: a, expect: {jq: [{equals: 1}]}}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a}}]}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: "/a?b=1"}, response: {}}]}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a, query: {p: [1]}}, response: {}}]}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a}, response: {status: 99}}]}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a}, response: {json: 1, body: x}}]}]}`,
+		`{secrets: {card: {cookies: {a: "ab"}}}, cases: [{tool: a, expect: {output: 1}}]}`,
+		`{secrets: {card: {token: "abcdef"}}, cases: [{tool: a, expect: {output: 1}}]}`,
+	} {
+		assert.Error(t, s.Validate(yamlJSON(t, []byte(text))), text)
+	}
+	ok := `{trust: official, secrets: {card: {cookies: {a: "abcd"}}}, cases: [{name: n, tool: a, input: {x: 1}, actor: agent,
+  approve: false, exchanges: [{request: {service: card, method: POST, path: /a, query: {p: 1, q: x}, form: {f: true}, session: true},
+  response: {status: 302, headers: {Location: /login}, body: "<p>", charset: gbk}, repeat: true}],
+  expect: {status: login_required, jq: [.ok, {expr: .n, equals: 2}], kv: {k: null}}}]}`
+	assert.NoError(t, s.Validate(yamlJSON(t, []byte(ok))))
+}
+
+// yamlJSON decodes YAML to JSON data, as an editor does.
+func yamlJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	require.NoError(t, yaml.Unmarshal(b, &v))
+	j, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out any
+	require.NoError(t, json.Unmarshal(j, &out))
+	return out
+}

@@ -1,0 +1,292 @@
+package steps_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/pkuinfo/harness/interpreter"
+	"github.com/pkuinfo/harness/manifest"
+	official "github.com/pkuinfo/harness/plugins-official"
+	"github.com/pkuinfo/harness/steps"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+)
+
+var toolSchemaPath = filepath.Join("..", "docs", "schema", "tool.schema.json")
+
+// TestToolSchemaUpToDate: the $defs of docs/schema/tool.schema.json are the
+// ones steps.JSONSchema generates from the registry (go test ./steps -update
+// rewrites them, keeping the hand-written rest of the file).
+func TestToolSchemaUpToDate(t *testing.T) {
+	b, err := os.ReadFile(toolSchemaPath)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(b, &doc))
+	defs, err := steps.JSONSchema(steps.Builtin())
+	require.NoError(t, err)
+	doc["$defs"] = roundTrip(t, defs)
+	want := encodeSchema(doc)
+	if *update && want != string(b) {
+		require.NoError(t, os.WriteFile(toolSchemaPath, []byte(want), 0o644))
+		b = []byte(want)
+	}
+	assert.Equal(t, want, string(b), "docs/schema/tool.schema.json is out of date: go test ./steps -update")
+}
+
+// TestSchemasAreValid checks every schema under docs/schema against the
+// draft 2020-12 meta-schema.
+func TestSchemasAreValid(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	meta, err := c.Compile("https://json-schema.org/draft/2020-12/schema")
+	require.NoError(t, err)
+	require.Error(t, meta.Validate(map[string]any{"type": "text"}), "the meta-schema checks")
+	files, err := filepath.Glob(filepath.Join("..", "docs", "schema", "*.schema.json"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 3)
+	for _, f := range files {
+		doc := readJSON(t, f)
+		require.NoError(t, meta.Validate(doc), f)
+		assert.Equal(t, "https://json-schema.org/draft/2020-12/schema", doc.(map[string]any)["$schema"], f)
+		compileSchema(t, f)
+	}
+}
+
+func TestJSONSchemaRefusesUnknownTypes(t *testing.T) {
+	r := steps.NewRegistry()
+	dec := func(*steps.Compiler, *yaml.Node) steps.Step { return nil }
+	require.NoError(t, r.Register(steps.Spec{Kind: "odd", Summary: "odd", Fields: []steps.Field{{Name: "x", Type: "bogus"}}}, dec))
+	require.NoError(t, r.Register(steps.Spec{Kind: "odder", Summary: "odder", Short: "a riddle"}, dec))
+	_, err := steps.JSONSchema(r)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `kind odd field x: type "bogus"`)
+	assert.Contains(t, err.Error(), `kind odder: scalar form "a riddle"`)
+}
+
+// Every kind's example, every step case the parser accepts and every
+// official tool fit the schema.
+func TestToolSchemaAcceptsValidTools(t *testing.T) {
+	s := compileSchema(t, toolSchemaPath)
+	for _, k := range steps.Builtin().Kinds() {
+		spec, _ := steps.Builtin().Spec(k)
+		tool := "description: x\neffect: read\nsteps:\n" + indent(spec.Example)
+		assert.NoError(t, s.Validate(yamlJSON(t, []byte(tool))), "example of %s", k)
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.txtar"))
+	require.NoError(t, err)
+	valid := 0
+	for _, file := range files {
+		c := readCase(t, file)
+		p, l := manifest.Parse(caseDoc(c))
+		if l.HasErrors() {
+			continue
+		}
+		if _, l := interpreter.Compile(p); l.HasErrors() {
+			continue
+		}
+		valid++
+		assert.NoError(t, s.Validate(yamlJSON(t, []byte(c.tool))), file)
+	}
+	assert.Greater(t, valid, 40)
+	all, err := official.Files()
+	require.NoError(t, err)
+	tools := 0
+	for id, files := range all {
+		p, l := manifest.Parse(files)
+		require.False(t, l.HasErrors(), "%s: %v", id, l.Error())
+		for _, tl := range p.Tools {
+			tools++
+			assert.NoError(t, s.Validate(yamlJSON(t, tl.Doc.Src)), "%s tool %s", id, tl.Name)
+		}
+	}
+	assert.Greater(t, tools, 10)
+}
+
+// The schema refuses what the parser refuses, where a schema can tell.
+func TestToolSchemaRefusesBadSteps(t *testing.T) {
+	s := compileSchema(t, toolSchemaPath)
+	for _, step := range []string{
+		`{jq: ., return: .}`,            // two kinds
+		`{jq: ., as: x, iff: .}`,        // an unknown key
+		`{as: x}`,                       // no kind
+		`{jq: ., as: input}`,            // a reserved name
+		`{jq: ., as: 1x}`,               // not a name
+		`{jq: ., if: true}`,             // if is a jq program
+		`{jq: 1}`,                       // a jq program is a string
+		`{return: {a: 1}}`,              // so is return's
+		`{foreach: {in: .}}`,            // foreach needs steps
+		`{foreach: {in: ., steps: []}}`, // at least one step
+		`{foreach: {in: ., steps: [{jq: .}], max: 0}}`,
+		`{foreach: {in: ., steps: [{jq: .}], item: input}}`,
+		`{foreach: {in: ., steps: [{jq: .}], each: x}}`, // an unknown field
+		`{foreach: {in: ., steps: [{jq: ., return: .}]}}`,
+		`{request: {service: a, path: /x, method: FETCH}}`,
+		`{request: {service: a, path: /x, query: {p: 1}}}`,
+		`{request: {url: "https://a/", retry: {attempts: 9}}}`,
+		`{request: {url: "https://a/", retry: {backoff: soon}}}`,
+		`{paginate: {request: {service: a, path: /x, verb: GET}, next: .}}`,
+		`{paginate: {request: {url: "https://a/"}}}`,
+		`{html: {fields: {a: b}}}`,
+		`{html: {select: li, fields: {a: {select: b, text: true}}}}`,
+		`{html: {select: li, fields: {a: 1}}}`,
+		`{xml: {select: item, fields: {a: {all: yes}}}}`,
+		`{regex: {pattern: a, all: "true"}}`,
+		`{kv_set: {value: .}}`,
+		`{kv_get: {key: a}}`,
+		`{status: {message: x}}`,
+		`{status: {status: Bad}}`,
+		`{fail: [x]}`,
+		`plain`,
+	} {
+		tool := "description: x\neffect: read\nsteps:\n  - " + step + "\n"
+		assert.Error(t, s.Validate(yamlJSON(t, []byte(tool))), step)
+	}
+	many := "description: x\neffect: read\nsteps:\n" + strings.Repeat("  - jq: .\n", manifest.MaxSteps+1)
+	assert.Error(t, s.Validate(yamlJSON(t, []byte(many))))
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, ln := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("  " + ln + "\n")
+	}
+	return b.String()
+}
+
+func readJSON(t *testing.T, path string) any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(b, &v))
+	return v
+}
+
+func compileSchema(t *testing.T, path string) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	name := filepath.Base(path)
+	require.NoError(t, c.AddResource(name, readJSON(t, path)))
+	s, err := c.Compile(name)
+	require.NoError(t, err)
+	return s
+}
+
+// yamlJSON decodes YAML to JSON data, as an editor does.
+func yamlJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	require.NoError(t, yaml.Unmarshal(b, &v))
+	return roundTrip(t, v)
+}
+
+func roundTrip(t *testing.T, v any) any {
+	t.Helper()
+	j, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out any
+	require.NoError(t, json.Unmarshal(j, &out))
+	return out
+}
+
+// encodeSchema writes a schema as indented JSON: keys in a reader's order
+// ($schema, $id, title, description, $ref, type first, $defs last, the rest
+// sorted), and any object or array whose compact form fits the line on one
+// line.
+func encodeSchema(v any) string {
+	var b bytes.Buffer
+	writeJSON(&b, v, 0, 0, false)
+	b.WriteByte('\n')
+	return b.String()
+}
+
+const lineWidth = 100
+
+var keyRank = map[string]int{"$schema": -6, "$id": -5, "title": -4, "description": -3, "$ref": -2, "type": -1, "$defs": 1}
+
+// nameMaps hold names (of properties, of definitions), not keywords: their
+// keys are sorted plainly.
+var nameMaps = map[string]bool{"properties": true, "$defs": true, "patternProperties": true, "dependentSchemas": true}
+
+func writeJSON(b *bytes.Buffer, v any, depth, used int, names bool) {
+	if c := compact(v, names); depth*2+used+len(c) <= lineWidth {
+		b.WriteString(c)
+		return
+	}
+	pad := strings.Repeat("  ", depth+1)
+	switch x := v.(type) {
+	case map[string]any:
+		b.WriteString("{\n")
+		keys := sortedKeys(x, names)
+		for i, k := range keys {
+			key := compact(k, false) + ": "
+			b.WriteString(pad + key)
+			writeJSON(b, x[k], depth+1, len(key), !names && nameMaps[k])
+			if i < len(keys)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(pad[2:] + "}")
+	case []any:
+		b.WriteString("[\n")
+		for i, e := range x {
+			b.WriteString(pad)
+			writeJSON(b, e, depth+1, 0, false)
+			if i < len(x)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(pad[2:] + "]")
+	default:
+		b.WriteString(compact(v, false))
+	}
+}
+
+func compact(v any, names bool) string {
+	switch x := v.(type) {
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x, names) {
+			parts = append(parts, compact(k, false)+": "+compact(x[k], !names && nameMaps[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			parts = append(parts, compact(e, false))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	default:
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v)
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+}
+
+func sortedKeys(m map[string]any, names bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if names {
+			return keys[i] < keys[j]
+		}
+		ri, rj := keyRank[keys[i]], keyRank[keys[j]]
+		if ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
