@@ -11,7 +11,7 @@ var statusSpec = Spec{
 	Kind: "status",
 	Summary: "End the tool with a status object for a recoverable state, e.g. {status: verification_required, methods: [sms], message: …}. " +
 		"Its strings are templates; a string that is one ${ } keeps the value's type.",
-	Short: "a mapping with status: NAME ([a-z_]+) and any other keys",
+	Short: "a mapping with status: NAME ([a-z][a-z_]*) and any other keys",
 	Example: `- status:
     status: verification_required
     methods: [sms]

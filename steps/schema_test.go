@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
@@ -55,6 +57,24 @@ func TestSchemasAreValid(t *testing.T) {
 		require.NoError(t, meta.Validate(doc), f)
 		assert.Equal(t, "https://json-schema.org/draft/2020-12/schema", doc.(map[string]any)["$schema"], f)
 		compileSchema(t, f)
+	}
+}
+
+// The limits a tool may lower, as the schema lists them, are limits.
+func TestToolSchemaLimits(t *testing.T) {
+	doc := readJSON(t, toolSchemaPath).(map[string]any)
+	lim := doc["properties"].(map[string]any)["limits"].(map[string]any)["properties"].(map[string]any)
+	require.NotEmpty(t, lim)
+	fields := reflect.TypeOf(steps.Limits{})
+	for name, v := range lim {
+		f, ok := fields.FieldByName(strings.ToUpper(name[:1]) + name[1:])
+		require.True(t, ok, "limits.%s is no limit", name)
+		typ := v.(map[string]any)["type"]
+		if f.Type == reflect.TypeOf(time.Duration(0)) {
+			assert.Equal(t, "string", typ, name)
+		} else {
+			assert.Equal(t, "integer", typ, name)
+		}
 	}
 }
 
