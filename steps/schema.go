@@ -162,24 +162,34 @@ func str() map[string]any { return map[string]any{"type": "string"} }
 // duration here is positive).
 const durationPattern = `^([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))*$`
 
-// extractField is one field of html's and xml's fields: a selector or
+// extractFields is html's and xml's fields: NAME: a selector, or
 // {select, attr, all}.
-func extractField() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"additionalProperties": map[string]any{"oneOf": []any{
-			map[string]any{"type": "string", "minLength": 1},
-			map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"select": map[string]any{"type": "string", "minLength": 1},
-					"attr":   str(),
-					"all":    map[string]any{"type": "boolean"},
+func extractFields(sel func() map[string]any) func() map[string]any {
+	return func() map[string]any {
+		return map[string]any{
+			"type": "object",
+			"additionalProperties": map[string]any{"oneOf": []any{
+				sel(),
+				map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"select": sel(),
+						"attr":   str(),
+						"all":    map[string]any{"type": "boolean"},
+					},
+					"additionalProperties": false,
 				},
-				"additionalProperties": false,
-			},
-		}},
+			}},
+		}
 	}
+}
+
+func cssSelector() map[string]any {
+	return map[string]any{"type": "string", "minLength": 1, "maxLength": 1000}
+}
+
+func xmlPathSchema() map[string]any {
+	return map[string]any{"type": "string", "pattern": xmlPathRE.String(), "maxLength": 500}
 }
 
 // fieldTypes gives the JSON Schema of each field type a spec may name
@@ -190,8 +200,8 @@ var fieldTypes = map[string]func() map[string]any{
 	"template":        str,
 	"template (path)": str,
 	"jq":              str,
-	"path":            func() map[string]any { return map[string]any{"type": "string", "minLength": 1} },
-	"css":             func() map[string]any { return map[string]any{"type": "string", "minLength": 1, "maxLength": 1000} },
+	"path":            xmlPathSchema,
+	"css":             cssSelector,
 	"regexp":          func() map[string]any { return map[string]any{"type": "string", "maxLength": 2000} },
 	"name": func() map[string]any {
 		return map[string]any{"type": "string", "pattern": nameRE.String(), "not": map[string]any{"enum": reserved()}}
@@ -204,8 +214,8 @@ var fieldTypes = map[string]func() map[string]any{
 	"map of templates": func() map[string]any {
 		return map[string]any{"type": "object", "additionalProperties": str()}
 	},
-	"map of css | {select, attr, all}":  extractField,
-	"map of path | {select, attr, all}": extractField,
+	"map of css | {select, attr, all}":  extractFields(cssSelector),
+	"map of path | {select, attr, all}": extractFields(xmlPathSchema),
 	"{attempts, backoff}": func() map[string]any {
 		return map[string]any{
 			"type": "object",

@@ -128,6 +128,20 @@ func TestToolSchemaAcceptsValidTools(t *testing.T) {
 	assert.Greater(t, tools, 10)
 }
 
+// Every official document's front matter fits docs/schema/plugin.schema.json.
+func TestPluginSchemaAcceptsOfficialDocuments(t *testing.T) {
+	s := compileSchema(t, filepath.Join("..", "docs", "schema", "plugin.schema.json"))
+	all, err := official.Files()
+	require.NoError(t, err)
+	for id, files := range all {
+		text := strings.ReplaceAll(string(files["PLUGIN.md"]), "\r\n", "\n")
+		require.True(t, strings.HasPrefix(text, "---\n"), id)
+		fm, _, ok := strings.Cut(text[4:], "\n---\n")
+		require.True(t, ok, id)
+		assert.NoError(t, s.Validate(yamlJSON(t, []byte(fm+"\n"))), id)
+	}
+}
+
 // The schema refuses what the parser refuses, where a schema can tell.
 func TestToolSchemaRefusesBadSteps(t *testing.T) {
 	s := compileSchema(t, toolSchemaPath)
@@ -156,6 +170,8 @@ func TestToolSchemaRefusesBadSteps(t *testing.T) {
 		`{html: {select: li, fields: {a: {select: b, text: true}}}}`,
 		`{html: {select: li, fields: {a: 1}}}`,
 		`{xml: {select: item, fields: {a: {all: yes}}}}`,
+		`{xml: {select: "a b"}}`,
+		`{xml: {select: item, fields: {a: "x//y"}}}`,
 		`{regex: {pattern: a, all: "true"}}`,
 		`{kv_set: {value: .}}`,
 		`{kv_get: {key: a}}`,
