@@ -218,7 +218,25 @@ func splice(b []byte, spans []span) []byte {
 	return append(out, b[last:]...)
 }
 
-// find collects the spans of b holding a credential.
+// maxUnwrap is how many layers of escapes find peels off: a server may
+// wrap a credential in a double URL encoding, a URL-encoded JSON escape, an
+// HTML-escaped URL encoding, and a step could peel each layer in jq.
+const maxUnwrap = 4
+
+// firstEscape is the offset of the first escape byte of b, or -1.
+func firstEscape(b string) int {
+	first := -1
+	for _, c := range []byte{'%', '\\', '&'} {
+		if i := strings.IndexByte(b, c); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	return first
+}
+
+// find collects the spans of b holding a credential: raw, and in each of
+// up to maxUnwrap decoded views, each view decoding the escapes of the one
+// before; a match in a view maps back through the views to b.
 func (r *redState) find(b string, spans []span) []span {
 	// Escapes only shorten text, so text shorter than every pattern
 	// holds none, in any form.
@@ -226,57 +244,42 @@ func (r *redState) find(b string, spans []span) []span {
 		return spans
 	}
 	spans = r.m.search(b, spans)
-	first := -1
-	for _, c := range []byte{'%', '\\', '&'} {
-		if i := strings.IndexByte(b, c); i >= 0 && (first < 0 || i < first) {
-			first = i
+	var chain [maxUnwrap]*view
+	defer func() {
+		for _, v := range chain {
+			if v != nil {
+				viewPool.Put(v)
+			}
 		}
-	}
-	if first < 0 {
-		return spans
-	}
-	v := viewPool.Get().(*view)
-	defer viewPool.Put(v)
-	if !v.decode(b, first) {
-		return spans
-	}
-	for _, s := range r.m.search(unsafe.String(unsafe.SliceData(v.text), len(v.text)), nil) {
-		spans = append(spans, span{v.orig(s.from, false), v.orig(s.to-1, true)})
+	}()
+	text := b
+	for level := 0; level < maxUnwrap; level++ {
+		first := firstEscape(text)
+		if first < 0 || len(text) < r.minLen {
+			break
+		}
+		v := viewPool.Get().(*view)
+		if !v.decode(text, first) {
+			viewPool.Put(v)
+			break
+		}
+		chain[level] = v
+		text = unsafe.String(unsafe.SliceData(v.text), len(v.text))
+		for _, s := range r.m.search(text, nil) {
+			from, to := s.from, s.to
+			for l := level; l >= 0; l-- {
+				from, to = chain[l].orig(from, false), chain[l].orig(to-1, true)
+			}
+			spans = append(spans, span{from, to})
+		}
 	}
 	return spans
 }
 
-// maxUnwrap is how many layers of escapes holds peels off.
-const maxUnwrap = 4
-
-// holds reports whether s holds a credential, raw or under up to
-// maxUnwrap layers of the escapes the decoded view knows (a URL-encoded
-// JSON escape, a double URL encoding, ...). It serves where text is
-// checked rather than redacted: what a step sends or stores.
+// holds reports whether s holds a credential, in any form find knows. It
+// serves where text is checked rather than redacted: what a step sends.
 func (r *redState) holds(s string) bool {
-	if len(r.pats) == 0 {
-		return false
-	}
 	var arr [4]span
-	for range maxUnwrap {
-		if len(r.find(s, arr[:0])) > 0 {
-			return true
-		}
-		first := -1
-		for _, c := range []byte{'%', '\\', '&'} {
-			if i := strings.IndexByte(s, c); i >= 0 && (first < 0 || i < first) {
-				first = i
-			}
-		}
-		if first < 0 {
-			return false
-		}
-		v := new(view)
-		if !v.decode(s, first) {
-			return false
-		}
-		s = string(v.text)
-	}
 	return len(r.find(s, arr[:0])) > 0
 }
 

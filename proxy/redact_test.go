@@ -180,3 +180,35 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// A server may wrap a credential in two or more layers of escapes (a
+// double URL encoding, a URL-encoded JSON escape, an HTML-escaped URL
+// encoding): the plugin could peel them in jq, so every layer is redacted.
+func TestRedactLayeredEscapes(t *testing.T) {
+	const secret = "s3cr3t/Tok+en=<&>"
+	r := newRedactor()
+	r.add(secret)
+	q := url.QueryEscape
+	jsonAll := func(s string) string {
+		var b strings.Builder
+		for _, c := range s {
+			fmt.Fprintf(&b, "\\u%04x", c)
+		}
+		return b.String()
+	}
+	for name, f := range map[string]string{
+		"double url":     q(q(secret)),
+		"triple url":     q(q(q(secret))),
+		"url of json":    q(jsonAll(secret)),
+		"html of url":    html.EscapeString(q(secret)),
+		"json of url":    jsonAll(q(secret)),
+		"html of double": html.EscapeString(q(q(secret))),
+	} {
+		for _, wrap := range []string{"%s", "prefix %s suffix", `{"k":"%s","n":"100%%25 &amp; \u00e9"}`} {
+			in := fmt.Sprintf(wrap, f)
+			want := fmt.Sprintf(wrap, Marker)
+			assert.Equal(t, want, r.string(in), "%s in %q", name, in)
+			assert.Equal(t, want, string(r.bytesInPlace([]byte(in))), name)
+		}
+	}
+}
