@@ -200,7 +200,7 @@ cases:
     tool: echo
     input: {x: "bearer demo-jwt-0002"}
     expect:
-      jq: [.x != null]
+      jq: ['.x | endswith("0002")']
   - name: allowed but a refusal was expected
     tool: echo
     expect:
@@ -246,7 +246,8 @@ cases:
 		"query differs":                         {"no recorded exchange answers GET /q?x=1 (service card); recorded for card: GET /q?x=2 at tests/cases.yaml:16:9"},
 		"unused exchange":                       {"the exchange at tests/cases.yaml:25:9 (GET /other) was never requested"},
 		"no session":                            {"attaches none of the cookies and headers the case gives"},
-		"a session value leaks into the output": {"the header Synjones-Auth of card (a session value) appears in the output"},
+		// The engine redacts the result itself, so the value never reaches it.
+		"a session value leaks into the output": {`endswith("0002")`, `"x": "[redacted]"`},
 		"allowed but a refusal was expected":    {"expected a refusal (user_only), got a result"},
 		"a result but a failure was expected":   {`expected a failure containing "something", got a result`},
 		"no status":                             {"expected status login_required, got status none"},
