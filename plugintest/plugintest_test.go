@@ -242,10 +242,10 @@ cases:
 	require.False(t, rep.Problems.HasErrors(), rep.Problems.Error())
 	require.Len(t, rep.Cases, 11)
 	want := map[string][]string{
-		"output differs":                        {"the result differs:", `-   "yuan": 2`, `+   "yuan": 2.5`},
-		"query differs":                         {"no recorded exchange answers GET /q?x=1 (service card); recorded for card: GET /q?x=2 at tests/cases.yaml:16:9"},
-		"unused exchange":                       {"the exchange at tests/cases.yaml:25:9 (GET /other) was never requested"},
-		"no session":                            {"attaches none of the cookies and headers the case gives"},
+		"output differs":  {"the result differs:", `-   "yuan": 2`, `+   "yuan": 2.5`},
+		"query differs":   {"no recorded exchange answers GET /q?x=1 (service card); recorded for card: GET /q?x=2 at tests/cases.yaml:16:9"},
+		"unused exchange": {"the exchange at tests/cases.yaml:25:9 (GET /other) was never requested"},
+		"no session":      {"attaches none of the cookies and headers the case gives"},
 		// The engine redacts the result itself, so the value never reaches it.
 		"a session value leaks into the output": {`endswith("0002")`, `"x": "[redacted]"`},
 		"allowed but a refusal was expected":    {"expected a refusal (user_only), got a result"},
