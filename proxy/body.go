@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
@@ -57,11 +58,43 @@ func readBody(resp *http.Response, limit int64) ([]byte, error) {
 // readLimited reads r whole, refusing more than limit bytes; size is a
 // hint (the Content-Length, or -1).
 func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
-	c := int64(4096)
-	if size >= 0 && size < limit {
-		c = size + 1 // room to see EOF without growing
+	var buf []byte
+	if size > 0 && size <= limit {
+		// The common case: a body of the declared size, read into a
+		// buffer of exactly that size; one more byte is looked for in a
+		// scratch byte, so the buffer needs no room for it.
+		buf = make([]byte, size)
+		for n := 0; n < len(buf); {
+			m, err := r.Read(buf[n:])
+			n += m
+			if err == io.EOF {
+				return buf[:n], nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("cannot read the response body: %v", err)
+			}
+		}
+		more, err := readsMore(r)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the response body: %v", err)
+		}
+		if more < 0 {
+			return buf, nil
+		}
+		// Longer than declared: keep reading, within the limit.
+		if size >= limit {
+			return nil, fmt.Errorf("%w: the response body is more than %d bytes", ErrLimit, limit)
+		}
+		nb := make([]byte, size, min(2*size, limit+1))
+		copy(nb, buf)
+		buf = append(nb, byte(more))
+	} else {
+		c := int64(4096)
+		if size == 0 {
+			c = 1
+		}
+		buf = make([]byte, 0, min(c, limit+1))
 	}
-	buf := make([]byte, 0, min(c, limit+1))
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > limit {
@@ -85,6 +118,27 @@ func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the response body is more than %d bytes", ErrLimit, limit)
 	}
 	return buf, nil
+}
+
+// scratchPool holds single bytes to look past the end of a body with.
+var scratchPool = sync.Pool{New: func() any { return new([1]byte) }}
+
+// readsMore reads one byte from r: the byte, or -1 at the end.
+func readsMore(r io.Reader) (int, error) {
+	b := scratchPool.Get().(*[1]byte)
+	defer scratchPool.Put(b)
+	for {
+		n, err := r.Read(b[:])
+		if n > 0 {
+			return int(b[0]), nil
+		}
+		if err == io.EOF {
+			return -1, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // textual reports whether a media type is text the steps can read.

@@ -151,9 +151,6 @@ func (c *Call) Do(ctx context.Context, r *Request) (*Response, error) {
 	}
 	defer func() { <-c.sem }()
 	s := t.sem
-	if s == nil {
-		s = c.p.sem(t.semKey, t.semSize)
-	}
 	if err := acquire(ctx, s); err != nil {
 		return nil, err
 	}
@@ -164,23 +161,29 @@ func (c *Call) Do(ctx context.Context, r *Request) (*Response, error) {
 		retries = min(max(r.Retry.Max, 0), c.p.lim.MaxRetries)
 	}
 	wait := time.Duration(0)
+	var resp *Response
+attempts:
 	for attempt := 0; ; attempt++ {
-		resp, err := c.attempt(ctx, t)
+		resp, err = c.attempt(ctx, t)
 		if attempt >= retries || !retryable(resp, err) || ctx.Err() != nil {
-			return resp, err
+			break
 		}
 		wait = backoff(r.Retry, wait, resp)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return resp, err
+			break
 		}
 		tm := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			tm.Stop()
-			return resp, err
+			break attempts
 		case <-tm.C:
 		}
 	}
+	// The Response lives inside the target: let it keep nothing of the
+	// request alive.
+	t.body, t.header = nil, nil
+	return resp, err
 }
 
 func retryable(resp *Response, err error) bool {

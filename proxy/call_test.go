@@ -411,3 +411,33 @@ func TestRequestErrorsAreRedactedAndOpaque(t *testing.T) {
 	assert.Nil(t, errors.Unwrap(err), "the original error (with its URL) is not reachable")
 	assert.False(t, re.Timeout)
 }
+
+// The CSRF header comes from the call's jar when the session holds no such
+// cookie; the session's signing material follows a session that changes
+// in the keystore.
+func TestCSRFFromJarAndSessionChange(t *testing.T) {
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "XSRF-TOKEN", Value: "jar%3Dcsrf-77", Path: "/"})
+		echo(w, r)
+	})
+	ks := MemKeystore(Secrets{"treehole": {Headers: map[string]string{"Authorization": treeholeJWT},
+		Cookies: map[string]string{"_session": "treeholeSessionCookie-77"}}})
+	p := testProxy(t, card, nil, nil, Limits{}, ks)
+	call := p.NewCall("demo", access("treehole"))
+	for i := 0; i < 2; i++ {
+		_, err := call.Do(context.Background(), &Request{Service: "treehole", Path: "/a"})
+		require.NoError(t, err)
+	}
+	hits := card.Hits()
+	assert.Empty(t, hits[0].Header.Get("X-Xsrf-Token"), "no CSRF cookie yet")
+	assert.Equal(t, "_session=treeholeSessionCookie-77", hits[0].Header.Get("Cookie"))
+	assert.Equal(t, "jar=csrf-77", hits[1].Header.Get("X-Xsrf-Token"), "from the jar, decoded")
+	assert.Equal(t, "XSRF-TOKEN=jar%3Dcsrf-77; _session=treeholeSessionCookie-77", hits[1].Header.Get("Cookie"))
+	assert.Equal(t, treeholeJWT, hits[1].Header.Get("Authorization"))
+
+	require.NoError(t, ks.Update("treehole", map[string]string{"_session": "treeholeSessionCookie-88"}))
+	_, err := call.Do(context.Background(), &Request{Service: "treehole", Path: "/a"})
+	require.NoError(t, err)
+	assert.Equal(t, "XSRF-TOKEN=jar%3Dcsrf-77; _session=treeholeSessionCookie-88", card.Hits()[2].Header.Get("Cookie"))
+	assert.Equal(t, Marker, call.Redact("treeholeSessionCookie-88"), "the new session is redacted")
+}

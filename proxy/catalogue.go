@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -431,14 +432,15 @@ type service struct {
 	cookies     map[string]bool // declared auth cookie names
 	allCookies  bool            // "*"
 	headers     []string        // canonical auth header names
-	fixed       http.Header     // canonical fixed headers
+	fixed       []headerField   // canonical fixed headers, sorted by name
 	loginStatus map[int]bool
-	fixedQuery  string                         // Query, encoded
-	loginPaths  []string                       // login prefixes that are paths (any host)
-	loginURLs   []loginURL                     // login prefixes that are absolute URLs
-	urlHost     string                         // host[:port] as a URL holds it
-	sem         chan struct{}                  // requests in flight, across calls (set by New)
-	seen        atomic.Pointer[ServiceSecrets] // the session last registered with the redactor
+	fixedQuery  string                  // Query, encoded
+	loginPaths  []string                // login prefixes that are paths (any host)
+	loginURLs   []loginURL              // login prefixes that are absolute URLs
+	urlHost     string                  // host[:port] as a URL holds it
+	csrfHeader  string                  // CSRF.Header, canonical
+	sem         chan struct{}           // requests in flight, across calls (set by New)
+	sess        atomic.Pointer[session] // the signing material of the session last seen
 }
 
 type loginURL struct{ origin, path string }
@@ -462,7 +464,7 @@ func compileService(name string, s *Service) (*service, error) {
 	if o.scheme != "https" && !isLoopbackHost(o.host) {
 		return nil, fmt.Errorf("service %q: origin %q must use https (plain http only for loopback addresses)", name, s.Origin)
 	}
-	cs := &service{Service: s, origin: o, cookies: map[string]bool{}, fixed: http.Header{}, loginStatus: map[int]bool{},
+	cs := &service{Service: s, origin: o, cookies: map[string]bool{}, loginStatus: map[int]bool{},
 		urlHost: urlHost(o)}
 	for _, c := range s.Auth.Cookies {
 		if c == "*" {
@@ -508,7 +510,9 @@ func compileService(name string, s *Service) (*service, error) {
 		if !validToken(s.CSRF.Cookie) || !validToken(s.CSRF.Header) || reservedHeader(http.CanonicalHeaderKey(s.CSRF.Header)) {
 			return nil, fmt.Errorf("service %q: csrf cookie and header must be valid names", name)
 		}
+		cs.csrfHeader = http.CanonicalHeaderKey(s.CSRF.Header)
 	}
+	fixed := map[string]string{}
 	for k, v := range s.Headers {
 		ck := http.CanonicalHeaderKey(k)
 		if !validToken(k) || reservedHeader(ck) {
@@ -517,8 +521,12 @@ func compileService(name string, s *Service) (*service, error) {
 		if !validHeaderValue(v) {
 			return nil, fmt.Errorf("service %q: fixed header %q has a control character", name, k)
 		}
-		cs.fixed[ck] = []string{v}
+		fixed[ck] = v
 	}
+	for k, v := range fixed {
+		cs.fixed = append(cs.fixed, headerField{k, []string{v}})
+	}
+	slices.SortFunc(cs.fixed, func(a, b headerField) int { return strings.Compare(a.name, b.name) })
 	fq := url.Values{}
 	for k, v := range s.Query {
 		if k == "" || !validHeaderValue(k) || !validHeaderValue(v) {

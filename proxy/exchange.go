@@ -8,20 +8,27 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // attempt sends the request and follows redirects by the proxy's rules.
 func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
-	actx, cancel := context.WithTimeout(ctx, c.p.lim.RequestTimeout)
-	defer cancel()
+	// The attempt's own deadline, unless the caller's comes first (as the
+	// interpreter's per-request deadline does): then a timer of our own
+	// would never fire first and is not worth its cost.
+	actx := ctx
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.p.lim.RequestTimeout {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, c.p.lim.RequestTimeout)
+		defer cancel()
+	}
 	rt := c.p.webRT
 	if t.svc != nil {
 		rt = c.p.campusRT
 	}
-	cur, method, body := t.url, t.method, t.body
+	cur, method, body := &t.u, t.method, t.body
 	for hop := 0; ; hop++ {
 		req := (&http.Request{Method: method, URL: cur, Host: cur.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 			Header: c.sign(t, cur, body != nil)}).WithContext(actx)
@@ -152,102 +159,6 @@ func (s *service) matchesLogin(u *url.URL) bool {
 	return false
 }
 
-const userAgent = "pku-harness/1"
-
-var userAgentValue = []string{userAgent}
-
-var acceptEncoding = []string{"gzip, deflate"}
-
-// sign builds a hop's headers: the step's, then for a campus request the
-// service's fixed headers, its session (only its own) and its CSRF header;
-// the call's jar cookies for exactly this origin.
-func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
-	h := make(http.Header, len(t.header)+6)
-	for k, v := range t.header {
-		h[k] = v
-	}
-	if hasBody && t.ctype != "" {
-		h["Content-Type"] = []string{t.ctype}
-	}
-	var cookies []string
-	var jar map[string]string
-	c.jarMu.Lock()
-	if len(c.jar) > 0 {
-		jar = c.jar[originOf(cur)]
-	}
-	c.jarMu.Unlock()
-	if t.svc != nil {
-		s := t.svc
-		for k, v := range s.fixed {
-			h[k] = v
-		}
-		ss, _ := c.p.keys.Get(s.Name)
-		if ss != nil {
-			if s.seen.Load() != ss {
-				// A session not seen before: redact its values from now on.
-				c.p.addSecrets(ss)
-				s.seen.Store(ss)
-			}
-			if s.allCookies {
-				for n, v := range ss.Cookies {
-					cookies = append(cookies, n+"="+v)
-				}
-			} else {
-				for _, n := range s.Auth.Cookies {
-					if v, ok := ss.Cookies[n]; ok {
-						cookies = append(cookies, n+"="+v)
-					}
-				}
-			}
-			for _, n := range s.headers {
-				if v, ok := ss.Headers[n]; ok {
-					h[n] = []string{v}
-				}
-			}
-		}
-		if s.CSRF.Cookie != "" {
-			v, ok, stored := "", false, false
-			if ss != nil {
-				v, ok = ss.Cookies[s.CSRF.Cookie]
-				stored = ok
-			}
-			if !ok {
-				c.jarMu.Lock()
-				v, ok = jar[s.CSRF.Cookie]
-				c.jarMu.Unlock()
-			}
-			if ok {
-				if d, err := url.PathUnescape(v); err == nil && d != v {
-					if stored {
-						c.p.red.add(d)
-					}
-					v = d
-				}
-				h[canonicalKey(s.CSRF.Header)] = []string{v}
-			}
-		}
-	}
-	if len(jar) > 0 {
-		c.jarMu.Lock()
-		for n, v := range jar {
-			if t.svc != nil && t.svc.isAuthCookie(n) {
-				continue
-			}
-			cookies = append(cookies, n+"="+v)
-		}
-		c.jarMu.Unlock()
-	}
-	if len(cookies) > 0 {
-		sort.Strings(cookies)
-		h["Cookie"] = []string{strings.Join(cookies, "; ")}
-	}
-	h["Accept-Encoding"] = acceptEncoding
-	if _, ok := h["User-Agent"]; !ok {
-		h["User-Agent"] = userAgentValue
-	}
-	return h
-}
-
 // absorbCookies takes the Set-Cookie lines of a response: a session cookie
 // of the service is saved to the keystore (and redacted from now on);
 // any other cookie goes to the call's jar for this origin only.
@@ -309,7 +220,8 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		return nil, &RequestError{Service: t.name(), URL: c.p.red.string(cur.String()), Msg: c.p.red.string(err.Error()), cause: causeOf(err)}
 	}
 	mt, label := mediaType(resp.Header, body)
-	out := &Response{Status: resp.StatusCode, MediaType: mt}
+	out := &t.resp
+	*out = Response{Status: resp.StatusCode, MediaType: mt}
 	if textual(mt) {
 		out.Body = c.p.red.bytesInPlace(toUTF8(body, mt, label))
 	} else {
@@ -335,7 +247,7 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		}
 	}
 	out.Header = h
-	if cur == t.url && t.urlStr != "" {
+	if cur == &t.u && t.urlStr != "" {
 		out.URL = c.p.red.string(t.urlStr)
 	} else {
 		out.URL = c.p.red.string(cur.String())

@@ -6,11 +6,14 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -248,4 +251,78 @@ func TestConcurrencyWaitsForContext(t *testing.T) {
 	_, err := call.Do(ctx, &Request{Service: "card", Path: "/2"})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, int64(1), card.n.Load())
+}
+
+// readLimited reads a body of its declared size into a buffer of exactly
+// that size, and still sees a body longer or shorter than declared, and
+// the limit, whatever the declared size says.
+func TestReadLimitedSizes(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789"), 100) // 1000 bytes
+	oneByOne := func(b []byte) io.Reader { return iotest.OneByteReader(bytes.NewReader(b)) }
+	for _, c := range []struct {
+		name        string
+		n           int   // bytes the server sends
+		size, limit int64 // declared size, limit
+		err         bool
+	}{
+		{"declared", 1000, 1000, 4096, false},
+		{"unknown size", 1000, -1, 4096, false},
+		{"empty", 0, 0, 4096, false},
+		{"shorter than declared", 600, 1000, 4096, false},
+		{"longer than declared", 1000, 300, 4096, false},
+		{"longer than declared, over the limit", 1000, 300, 999, true},
+		{"declared at the limit, more sent", 1000, 999, 999, true},
+		{"exactly the limit", 1000, 1000, 1000, false},
+		{"unknown size, over the limit", 1000, -1, 999, true},
+	} {
+		for _, mk := range []func([]byte) io.Reader{func(b []byte) io.Reader { return bytes.NewReader(b) }, oneByOne} {
+			got, err := readLimited(mk(body[:c.n]), c.size, c.limit)
+			if c.err {
+				require.ErrorIs(t, err, ErrLimit, c.name)
+				continue
+			}
+			require.NoError(t, err, c.name)
+			assert.Equal(t, body[:c.n], got, c.name)
+			if c.size == int64(c.n) && c.n > 0 {
+				assert.Equal(t, c.n, cap(got), "%s: the buffer is the declared size", c.name)
+			}
+		}
+	}
+	_, err := readLimited(iotest.ErrReader(errors.New("connection reset")), 10, 100)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot read the response body")
+	_, err = readLimited(io.MultiReader(bytes.NewReader(body[:10]), iotest.ErrReader(errors.New("connection reset"))), 10, 100)
+	require.Error(t, err, "an error after the declared size is not the end of the body")
+}
+
+// Under a caller's deadline the proxy keeps its own per-request bound when
+// the caller's is later, and the caller's when it comes first.
+func TestRequestTimeoutUnderCallerDeadline(t *testing.T) {
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	p := testProxy(t, card, nil, nil, Limits{RequestTimeout: 100 * time.Millisecond}, nil)
+	call := p.NewCall("demo", access("card"))
+
+	late, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err := call.Do(late, &Request{Service: "card", Path: "/slow"})
+	var re *RequestError
+	require.ErrorAs(t, err, &re)
+	assert.True(t, re.Timeout)
+	assert.Contains(t, err.Error(), "timed out after 100ms", "the proxy's own bound")
+	assert.Less(t, time.Since(start), 4*time.Second)
+
+	p = testProxy(t, card, nil, nil, Limits{RequestTimeout: time.Minute}, nil)
+	call = p.NewCall("demo", access("card"))
+	soon, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel2()
+	_, err = call.Do(soon, &Request{Service: "card", Path: "/slow"})
+	require.ErrorAs(t, err, &re)
+	assert.True(t, re.Timeout)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "the caller's deadline")
 }

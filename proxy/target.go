@@ -11,17 +11,16 @@ import (
 
 // target is a checked request.
 type target struct {
-	svc     *service // nil for a web request
-	url     *url.URL
-	method  string
-	header  http.Header // the step's headers, checked and canonical
-	body    []byte
-	ctype   string
-	sem     chan struct{} // a campus service's
-	semKey  string        // or a web origin's, by key
-	semSize int
-	urlStr  string // url.String(), when known
-	u       url.URL
+	svc    *service // nil for a web request
+	method string
+	header http.Header // the step's headers, checked and canonical
+	body   []byte
+	ctype  string
+	sem    chan struct{} // the campus service's or the web origin's
+	urlStr string        // url.String(), when known
+	u      url.URL
+	// resp is the answer Do returns: one allocation with the target.
+	resp Response
 }
 
 func (t *target) name() string {
@@ -145,9 +144,8 @@ func (c *Call) campusTarget(t *target, r *Request) error {
 	t.svc = svc
 	t.u = url.URL{Scheme: svc.origin.scheme, Host: svc.urlHost, Path: cp.decoded, RawPath: cp.escaped,
 		RawQuery: svc.query(cp.query, r.Query)}
-	t.url = &t.u
-	if t.url.RawQuery != "" {
-		t.urlStr = svc.origin.str + cp.escaped + "?" + t.url.RawQuery
+	if t.u.RawQuery != "" {
+		t.urlStr = svc.origin.str + cp.escaped + "?" + t.u.RawQuery
 	} else {
 		t.urlStr = svc.origin.str + cp.escaped
 	}
@@ -163,9 +161,8 @@ func (c *Call) webTarget(t *target, r *Request) error {
 	if len(r.Query) > 0 {
 		u.RawQuery = joinQuery(u.RawQuery, r.Query, nil)
 	}
-	t.url = u
-	t.semKey = "web:" + o.str
-	t.semSize = c.p.lim.ServiceConcurrency
+	t.u = *u
+	t.sem = c.p.sem(o.str, c.p.lim.ServiceConcurrency)
 	return nil
 }
 
