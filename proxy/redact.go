@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"slices"
 	"sort"
 	"strings"
@@ -101,6 +102,7 @@ func (st *redState) add(v string) {
 	}
 	st.known[v] = true
 	st.pats = append(st.pats, v)
+	st.addTransforms(v)
 	if strings.IndexByte(v, ' ') >= 0 {
 		// A form-encoded space; the decoded view keeps "+" as it is.
 		st.pats = append(st.pats, strings.ReplaceAll(v, " ", "+"))
@@ -118,6 +120,20 @@ func (st *redState) add(v string) {
 			if f := s[from:to]; !slices.Contains(st.pats, f) {
 				st.pats = append(st.pats, f)
 			}
+		}
+	}
+}
+
+// addTransforms registers forms of v that a server may echo and a step
+// could turn back into v in a line of jq: reversed, in upper and in lower
+// case, in hexadecimal (either case).
+func (st *redState) addTransforms(v string) {
+	rev := []rune(v)
+	slices.Reverse(rev)
+	h := hex.EncodeToString([]byte(v))
+	for _, f := range []string{string(rev), strings.ToUpper(v), strings.ToLower(v), h, strings.ToUpper(h)} {
+		if f != v && !slices.Contains(st.pats, f) {
+			st.pats = append(st.pats, f)
 		}
 	}
 }

@@ -2,11 +2,13 @@ package proxy
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -210,5 +212,29 @@ func TestRedactLayeredEscapes(t *testing.T) {
 			assert.Equal(t, want, r.string(in), "%s in %q", name, in)
 			assert.Equal(t, want, string(r.bytesInPlace([]byte(in))), name)
 		}
+	}
+}
+
+// A server may echo a credential in a transform a step can undo in jq with
+// builtins alone: reversed (explode | reverse | implode), in upper or lower
+// case (ascii_downcase), in hexadecimal. Those the proxy can predict are
+// redacted like the value.
+func TestRedactPredictableTransforms(t *testing.T) {
+	const secret = "s3cr3t-Session-e2e-7f3a"
+	r := newRedactor()
+	r.add(secret)
+	rev := []byte(secret)
+	slices.Reverse(rev)
+	for name, f := range map[string]string{
+		"reversed":  string(rev),
+		"upper":     strings.ToUpper(secret),
+		"lower":     strings.ToLower(secret),
+		"hex":       hex.EncodeToString([]byte(secret)),
+		"hex upper": strings.ToUpper(hex.EncodeToString([]byte(secret))),
+		"hex in":    hex.EncodeToString([]byte("cookie=" + secret + ";")),
+	} {
+		out := r.string("v=" + f + "!")
+		assert.NotContains(t, out, f, name)
+		assert.Contains(t, out, Marker, name)
 	}
 }
