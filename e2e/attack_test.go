@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // recorder is an attacker web server that keeps everything it receives.
@@ -136,4 +138,43 @@ func requireNoSecretIn(t *testing.T, where, s string) {
 			t.Errorf("%s holds a secret: %q", where, s)
 		}
 	}
+}
+
+// Web origins whose names resolve to loopback (from /etc/hosts), and a
+// redirect from a mapped origin to one of them, never reach the server.
+func TestAttackWebLoopbackNames(t *testing.T) {
+	hits := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		if r.URL.Path == "/hop" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		}
+		io.WriteString(w, "private")
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	port := u.Port()
+	names := []string{"localhost", "vm", "runsc", "LocalHost", "localhost.", "127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "2130706433", "0x7f.1"}
+	web := "  web: [http://mapped.example:" + port
+	for _, n := range []string{"localhost", "vm", "runsc", "127.0.0.1", "[::1]"} {
+		web += ", 'http://" + n + ":" + port + "'"
+	}
+	web += "]\n"
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":    "---\nid: ssrf\nname: S\ndescription: d\nversion: 1.0.0\naccess:\n" + web + "---\nx\n",
+		"tools/t.yaml": "description: t\neffect: read\ninput: {type: object, properties: {u: {type: string}}}\nsteps:\n  - request: {url: 'http://mapped.example:" + port + "/hop?to=${ $input.u }'}\n  - return: '{s: .status, b: .body}'\n",
+	})
+	for _, n := range names {
+		in := `{"u":"http://` + n + `:` + port + `/x"}`
+		r := harness(t, t.TempDir(), nil, "run", doc, "t", "--input", in, "--resolve", "mapped.example:"+port+":127.0.0.1")
+		require.Contains(t, []int{0, 1}, r.code, r.stderr)
+		require.NotContains(t, r.stdout, "private", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, len(names), hits, "only the mapped origin was reached, once per run")
 }
