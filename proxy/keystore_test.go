@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -81,9 +84,16 @@ func TestKeystoreFile(t *testing.T) {
 	ks3, err := OpenKeystore(path)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"portal"}, ks3.Services())
-	// No temp file is left behind.
+	// No temp file is left behind; the lock file stays (mode 0600).
 	ents, _ := os.ReadDir(filepath.Dir(path))
-	assert.Len(t, ents, 1)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"keystore.json", "keystore.json.lock"}, names)
+	st, err = os.Stat(path + ".lock")
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
 	// A value from Get never changes under its reader (copy on write).
 	before, _ := ks3.Get("portal")
@@ -143,6 +153,94 @@ func TestKeystoreConcurrentUpdates(t *testing.T) {
 	require.NoError(t, err)
 	ss, _ := ks2.Get("portal")
 	assert.Len(t, ss.Cookies, 16)
+}
+
+// Several keystores on one file (another process's, or a second one in
+// this process) refreshing sessions at once lose no update: each change
+// reads the file again under the file lock.
+func TestKeystoreInstancesShareTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keystore.json")
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ks, err := OpenKeystore(path)
+			if !assert.NoError(t, err) {
+				return
+			}
+			for j := 0; j < 8; j++ {
+				name := fmt.Sprintf("c%d_%d", i, j)
+				assert.NoError(t, ks.Update("portal", map[string]string{name: "value-" + name}))
+			}
+		}(i)
+	}
+	wg.Wait()
+	ks, err := OpenKeystore(path)
+	require.NoError(t, err)
+	ss, _ := ks.Get("portal")
+	assert.Len(t, ss.Cookies, 32)
+}
+
+// TestKeystoreHelperProcess is a child process of
+// TestKeystoreConcurrentProcesses: it refreshes N cookies one by one.
+func TestKeystoreHelperProcess(t *testing.T) {
+	path := os.Getenv("PROXY_KEYSTORE_CHILD")
+	if path == "" {
+		t.Skip("only as a child process")
+	}
+	prefix := os.Getenv("PROXY_KEYSTORE_PREFIX")
+	n, _ := strconv.Atoi(os.Getenv("PROXY_KEYSTORE_N"))
+	ks, err := OpenKeystore(path)
+	require.NoError(t, err)
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		require.NoError(t, ks.Update("portal", map[string]string{name: "value-" + name}))
+		if i%5 == 0 {
+			// Another service's session replaced now and then.
+			require.NoError(t, ks.Put(prefix+"svc", &ServiceSecrets{Headers: map[string]string{"X-Token": "token-" + name}}))
+		}
+	}
+}
+
+func TestKeystoreConcurrentProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keystore.json")
+	// A session stored before, which both processes must keep.
+	ks, err := OpenKeystore(path)
+	require.NoError(t, err)
+	require.NoError(t, ks.Put("card", &ServiceSecrets{Headers: map[string]string{"synjones-auth": cardToken}}))
+	const n = 25
+	var cmds []*exec.Cmd
+	for _, prefix := range []string{"a", "b"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKeystoreHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "PROXY_KEYSTORE_CHILD="+path, "PROXY_KEYSTORE_PREFIX="+prefix, "PROXY_KEYSTORE_N="+strconv.Itoa(n))
+		require.NoError(t, cmd.Start())
+		cmds = append(cmds, cmd)
+	}
+	// This process refreshes too, through the instance opened before the
+	// children started (its view of the file is stale).
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("p%d", i)
+		require.NoError(t, ks.Update("portal", map[string]string{name: "value-" + name}))
+	}
+	for _, cmd := range cmds {
+		require.NoError(t, cmd.Wait())
+	}
+	got, err := OpenKeystore(path)
+	require.NoError(t, err)
+	ss, ok := got.Get("portal")
+	require.True(t, ok)
+	assert.Len(t, ss.Cookies, 3*n, "every process's every update is kept")
+	for _, prefix := range []string{"a", "b", "p"} {
+		assert.Equal(t, "value-"+prefix+"7", ss.Cookies[prefix+"7"])
+	}
+	card, _ := got.Get("card")
+	assert.Equal(t, cardToken, card.Headers["Synjones-Auth"])
+	assert.Equal(t, []string{"asvc", "bsvc", "card", "portal"}, got.Services())
+	// The instance opened before the children sees their changes after
+	// its next change.
+	require.NoError(t, ks.Update("portal", map[string]string{"p0": "value-p0"}))
+	assert.Equal(t, []string{"asvc", "bsvc", "card", "portal"}, ks.Services())
 }
 
 func TestMemKeystore(t *testing.T) {

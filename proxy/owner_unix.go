@@ -15,3 +15,6 @@ func checkOwner(st os.FileInfo) error {
 	}
 	return nil
 }
+
+// openNoFollow makes opening a symbolic link fail.
+const openNoFollow = syscall.O_NOFOLLOW

@@ -2,10 +2,12 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,7 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 )
@@ -227,7 +231,10 @@ func sortedKeys(m Secrets) []string {
 
 // FileKeystore is the keystore file in the home folder (keystore.json):
 // {"version": 1, "services": {NAME: {"cookies": {...}, "headers": {...}}}},
-// mode 0600, written with temp file + fsync + rename.
+// mode 0600, written with temp file + fsync + rename. Several processes may
+// share it: every change is a read-modify-write under a file lock
+// (keystore.json.lock beside it) that reads the file again, so no process
+// loses another's update.
 type FileKeystore struct {
 	path string
 	mu   sync.RWMutex
@@ -239,14 +246,27 @@ type keystoreFile struct {
 	Services Secrets `json:"services"`
 }
 
+// keystoreLockWait bounds the wait for another process's keystore change.
+const keystoreLockWait = 10 * time.Second
+
 // OpenKeystore opens the keystore file at path; a missing file is an empty
 // keystore (created on the first write). It refuses a file that is not a
 // regular file, that others may read or write, or that another user owns.
 func OpenKeystore(path string) (*FileKeystore, error) {
-	k := &FileKeystore{path: path, m: Secrets{}}
+	m, err := readKeystore(path)
+	if err != nil {
+		return nil, err
+	}
+	return &FileKeystore{path: path, m: m}, nil
+}
+
+// readKeystore reads and checks the keystore file; a missing file is an
+// empty keystore.
+func readKeystore(path string) (Secrets, error) {
+	m := Secrets{}
 	st, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return k, nil
+		return m, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
@@ -260,7 +280,7 @@ func OpenKeystore(path string) (*FileKeystore, error) {
 	if err := checkOwner(st); err != nil {
 		return nil, fmt.Errorf("the keystore %s %v", path, err)
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
 	}
@@ -290,9 +310,9 @@ func OpenKeystore(path string) (*FileKeystore, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the keystore %s: %v", path, err)
 		}
-		k.m[name] = n
+		m[name] = n
 	}
-	return k, nil
+	return m, nil
 }
 
 // Path is the keystore file.
@@ -313,25 +333,22 @@ func (k *FileKeystore) Services() []string {
 	return sortedKeys(k.m)
 }
 
-// Update implements Keystore: merges the cookies and rewrites the file.
+// Update implements Keystore: merges the cookies into the service's
+// session as the file holds it now, and rewrites the file.
 func (k *FileKeystore) Update(service string, cookies map[string]string) error {
 	for n, v := range cookies {
 		if !validToken(n) || checkSecretValue(v) != nil {
 			return fmt.Errorf("refreshed cookie %q of service %q is not storable", n, service)
 		}
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	next := make(Secrets, len(k.m)+1)
-	for n, v := range k.m {
-		next[n] = v
-	}
-	next[service] = merged(k.m[service], cookies)
-	if err := k.write(next); err != nil {
-		return err
-	}
-	k.m = next
-	return nil
+	return k.change(func(cur Secrets) bool {
+		old := cur[service]
+		if old != nil && hasCookies(old, cookies) {
+			return false
+		}
+		cur[service] = merged(old, cookies)
+		return true
+	})
 }
 
 // Put replaces a service's session (for a login or import command).
@@ -343,38 +360,76 @@ func (k *FileKeystore) Put(service string, ss *ServiceSecrets) error {
 	if err != nil {
 		return err
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	next := make(Secrets, len(k.m)+1)
-	for s, v := range k.m {
-		next[s] = v
-	}
-	next[service] = n
-	if err := k.write(next); err != nil {
-		return err
-	}
-	k.m = next
-	return nil
+	return k.change(func(cur Secrets) bool {
+		cur[service] = n
+		return true
+	})
 }
 
 // Delete removes a service's session.
 func (k *FileKeystore) Delete(service string) error {
+	return k.change(func(cur Secrets) bool {
+		if _, ok := cur[service]; !ok {
+			return false
+		}
+		delete(cur, service)
+		return true
+	})
+}
+
+// change is a read-modify-write of the file, under the process's lock and
+// the file lock: the file is read again under the lock, fn edits that
+// content (false: nothing to write) and the result is written atomically.
+// The keystore then holds the file's content, other processes' changes
+// included; values already handed out by Get are never modified (those
+// that did not change are kept, so their readers' caches stay valid).
+func (k *FileKeystore) change(fn func(cur Secrets) bool) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if _, ok := k.m[service]; !ok {
-		return nil
+	dir := filepath.Dir(k.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create %s: %v", dir, unwrapPathError(err))
 	}
-	next := make(Secrets, len(k.m))
-	for s, v := range k.m {
-		if s != service {
-			next[s] = v
+	fl := flock.New(k.path + ".lock")
+	ctx, cancel := context.WithTimeout(context.Background(), keystoreLockWait)
+	defer cancel()
+	if ok, err := fl.TryLockContext(ctx, 5*time.Millisecond); err != nil || !ok {
+		if err == nil {
+			err = ctx.Err()
 		}
+		return fmt.Errorf("cannot lock the keystore %s: %v", k.path, unwrapPathError(err))
 	}
-	if err := k.write(next); err != nil {
+	defer fl.Unlock()
+	cur, err := readKeystore(k.path)
+	if err != nil {
 		return err
 	}
-	k.m = next
+	for name, ss := range cur {
+		if old, ok := k.m[name]; ok && sameSecrets(old, ss) {
+			cur[name] = old
+		}
+	}
+	if fn(cur) {
+		if err := k.write(cur); err != nil {
+			return err
+		}
+	}
+	k.m = cur
 	return nil
+}
+
+// hasCookies reports whether ss holds every one of the cookies already.
+func hasCookies(ss *ServiceSecrets, cookies map[string]string) bool {
+	for n, v := range cookies {
+		if w, ok := ss.Cookies[n]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSecrets(a, b *ServiceSecrets) bool {
+	return maps.Equal(a.Cookies, b.Cookies) && maps.Equal(a.Headers, b.Headers)
 }
 
 // write replaces the file atomically: a temp file in the same folder (mode
