@@ -189,8 +189,9 @@ func parseContentType(ct string) (mt, label string) {
 	base = strings.TrimSpace(base)
 	simple := strings.IndexByte(base, '/') > 0
 	for i := 0; i < len(base) && simple; i++ {
-		c := base[i]
-		if c >= 'A' && c <= 'Z' || !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("/+-.", c) >= 0) {
+		switch c := base[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '/', c == '+', c == '-', c == '.':
+		default:
 			simple = false
 		}
 	}

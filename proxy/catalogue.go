@@ -547,16 +547,21 @@ func validToken(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-			continue
-		}
-		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+		if !tokenByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// tokenByte marks the bytes of an RFC 7230 token.
+var tokenByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+	}
+	return t
+}()
 
 // validHeaderValue refuses control characters (CR, LF, NUL and the rest
 // except tab).
