@@ -57,26 +57,3 @@ func TestRequestCarryingCredentialRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cardToken, card.Hits()[0].Header.Get("Synjones-Auth"))
 }
-
-// A campus service is never a web origin, also under another name: a web
-// origin the user mapped (--resolve) to the address a campus service
-// listens on is refused, so a document cannot reach a campus server
-// outside the rules of campus requests.
-func TestWebAliasOfCampusAddressRefused(t *testing.T) {
-	portal := newRecorder(t, echo)
-	p := testProxy(t, nil, portal, nil, Limits{}, nil)
-	ps := strconv.Itoa(portal.port())
-	p2 := New(Config{Catalogue: Catalogue{"portal": {Name: "portal", Origin: portal.URL}},
-		Resolve: map[string]string{"alias.example:80": "127.0.0.1:" + ps, "localhost:" + ps: "127.0.0.1"}})
-	for _, px := range []*Proxy{p, p2} {
-		px.resolve["alias.example:80"] = "127.0.0.1:" + ps
-		acc := access("portal")
-		acc.Web = []manifest.Origin{webOrigin("http", "alias.example", 80), webOrigin("http", "localhost", portal.port())}
-		call := px.NewCall("demo", acc)
-		for _, u := range []string{"http://alias.example/x", "http://localhost:" + ps + "/x"} {
-			_, err := call.Do(context.Background(), &Request{URL: u})
-			require.ErrorIs(t, err, ErrRefused, u)
-		}
-	}
-	assert.Equal(t, int64(0), portal.n.Load(), "a web request reached the campus server")
-}

@@ -257,9 +257,6 @@ func guardControl(network, address string, _ syscall.RawConn) error {
 // each connection checked again in the dialer's Control.
 func (p *Proxy) dialWeb(ctx context.Context, network, addr string) (net.Conn, error) {
 	if a, ok := p.resolve[addr]; ok {
-		if p.isCampusAddr(a) {
-			return nil, fmt.Errorf("%w: %s is mapped to the address of a campus service; a campus service is reachable only as a declared campus service", ErrRefused, addr)
-		}
 		return dialer.DialContext(ctx, network, a)
 	}
 	host, port, err := net.SplitHostPort(addr)
@@ -295,37 +292,6 @@ func (p *Proxy) dialWeb(ctx context.Context, network, addr string) (net.Conn, er
 		}
 	}
 	return nil, last
-}
-
-// isCampusAddr reports whether a (ip:port, a --resolve mapping) is where a
-// campus service is reached: its own mapping, or its loopback origin.
-func (p *Proxy) isCampusAddr(a string) bool {
-	ap, err := netip.ParseAddrPort(a)
-	if err != nil {
-		return false
-	}
-	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-	same := func(s string) bool {
-		b, err := netip.ParseAddrPort(s)
-		return err == nil && netip.AddrPortFrom(b.Addr().Unmap(), b.Port()) == ap
-	}
-	for _, s := range p.services {
-		o := s.origin
-		if m, ok := p.resolve[o.hostport()]; ok && same(m) {
-			return true
-		}
-		switch {
-		case o.host == "localhost":
-			if ap.Port() == uint16(o.port) && ap.Addr().IsLoopback() {
-				return true
-			}
-		case isLoopbackHost(o.host):
-			if same(joinHostPort(o.host, o.port)) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // sem returns the semaphore of a service or web origin.
