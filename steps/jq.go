@@ -352,11 +352,15 @@ func harden(q *gojq.Query) error {
 				t.Func.Args[0] = &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: fn, Args: []*gojq.Query{t.Func.Args[0]}}}}
 			}
 		}
+		cond := "_h_ok"
+		if t.Type == gojq.TermTypeFunc && t.Func.Name == "tonumber" && len(t.Func.Args) == 0 {
+			guard, cond = true, "_h_numok"
+		}
 		if guard {
 			inner := *t
 			inner.SuffixList = nil
 			*t = gojq.Term{Type: gojq.TermTypeIf, If: &gojq.If{
-				Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_h_ok"}}},
+				Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: cond}}},
 				Then: &gojq.Query{Term: &inner},
 				Else: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "empty"}}},
 			}, SuffixList: t.SuffixList}
@@ -440,6 +444,14 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 		gojq.WithFunction("_h_ok", 0, 0, func(v any, _ []any) any {
 			if err := checkValue(v, maxDepth, 4*maxStr); err != nil {
 				return err
+			}
+			return true
+		}),
+		gojq.WithFunction("_h_numok", 0, 0, func(v any, _ []any) any {
+			// tonumber parses a long integer exactly, in time quadratic
+			// in its length that no deadline interrupts.
+			if s, ok := v.(string); ok && len(s) > MaxIntegerDigits {
+				return fmt.Errorf("tonumber of a string of more than %d characters", MaxIntegerDigits)
 			}
 			return true
 		}),

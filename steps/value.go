@@ -191,8 +191,14 @@ func numbers(v any, left int) (any, bool) {
 	return v, true
 }
 
+// MaxIntegerDigits bounds the integers kept exact: parsing a decimal
+// integer into a big.Int takes time quadratic in its length, which no
+// deadline can interrupt (4 MB of digits took half a minute), so a longer
+// one is read as a floating point number.
+const MaxIntegerDigits = 1000
+
 func number(s string) any {
-	if !strings.ContainsAny(s, ".eE") {
+	if !strings.ContainsAny(s, ".eE") && len(strings.TrimPrefix(s, "-")) <= MaxIntegerDigits {
 		if i, err := strconv.ParseInt(s, 10, 0); err == nil {
 			return int(i)
 		}
