@@ -64,34 +64,81 @@ func newMulti(pats []string) *multi {
 	return mm
 }
 
-// search appends the spans of every occurrence of every pattern in b.
+// search appends the spans of every occurrence of every pattern in b
+// (in no particular order).
 func (mm *multi) search(b string, spans []span) []span {
 	for _, s := range mm.short {
 		spans = indexAll(b, s, spans)
 	}
-	if len(mm.long) == 0 {
+	if len(mm.long) == 0 || len(b) < mm.m {
 		return spans
 	}
+	// A window is named by the offset of its last byte, pos. The pos range
+	// is split in two halves scanned in step: each step of a scan waits on
+	// its previous one (load, hash, table, shift), so two independent scans
+	// keep the processor busy. A match is found at the window where it
+	// starts, whichever half that window is in; verification reads on
+	// past the half freely.
 	m, n := mm.m, len(b)
 	shift := (*[1 << wmBits]uint8)(mm.shift)
 	base := unsafe.Pointer(unsafe.StringData(b))
-	for pos := m - 1; pos < n; {
-		// An unaligned 4-byte load of b[pos-3:pos+1] (pos >= m-1 >= 3),
-		// little-endian as blockHash reads it.
+	// hashAt hashes b[pos-3:pos+1], an unaligned 4-byte load
+	// (pos >= m-1 >= 3), little-endian as blockHash reads it.
+	hashAt := func(pos int) uint32 {
 		v := *(*[4]byte)(unsafe.Add(base, pos-3))
-		h := hash4(uint32(v[0]) | uint32(v[1])<<8 | uint32(v[2])<<16 | uint32(v[3])<<24)
-		if s := shift[h&(1<<wmBits-1)]; s != 0 {
-			pos += int(s)
-			continue
+		return hash4(uint32(v[0]) | uint32(v[1])<<8 | uint32(v[2])<<16 | uint32(v[3])<<24)
+	}
+	p1, p2 := m-1, m-1+(n-m+1)/2
+	end1 := p2
+	if n-m+1 < 2*wmTwoScans {
+		p2, end1 = n, n
+	}
+	for p1 < end1 && p2 < n {
+		h1, h2 := hashAt(p1), hashAt(p2)
+		s1, s2 := shift[h1&(1<<wmBits-1)], shift[h2&(1<<wmBits-1)]
+		if s1 == 0 {
+			spans = mm.verify(b, p1-m+1, h1, spans)
+			s1 = 1
 		}
-		start := pos - m + 1
-		for _, pi := range mm.bucket[h] {
-			p := mm.long[pi]
-			if start+len(p) <= n && b[start:start+len(p)] == p {
-				spans = append(spans, span{start, start + len(p)})
-			}
+		if s2 == 0 {
+			spans = mm.verify(b, p2-m+1, h2, spans)
+			s2 = 1
 		}
-		pos++
+		p1 += int(s1)
+		p2 += int(s2)
+	}
+	for p1 < end1 {
+		h := hashAt(p1)
+		s := shift[h&(1<<wmBits-1)]
+		if s == 0 {
+			spans = mm.verify(b, p1-m+1, h, spans)
+			s = 1
+		}
+		p1 += int(s)
+	}
+	for p2 < n {
+		h := hashAt(p2)
+		s := shift[h&(1<<wmBits-1)]
+		if s == 0 {
+			spans = mm.verify(b, p2-m+1, h, spans)
+			s = 1
+		}
+		p2 += int(s)
+	}
+	return spans
+}
+
+// wmTwoScans is the length of the pos range, per half, from which search
+// scans two halves at once.
+const wmTwoScans = 64
+
+// verify appends the long patterns of bucket h that occur at start.
+func (mm *multi) verify(b string, start int, h uint32, spans []span) []span {
+	for _, pi := range mm.bucket[h] {
+		p := mm.long[pi]
+		if start+len(p) <= len(b) && b[start:start+len(p)] == p {
+			spans = append(spans, span{start, start + len(p)})
+		}
 	}
 	return spans
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"math/rand/v2"
 	"net/url"
 	"regexp"
 	"slices"
@@ -236,5 +237,49 @@ func TestRedactPredictableTransforms(t *testing.T) {
 		out := r.string("v=" + f + "!")
 		assert.NotContains(t, out, f, name)
 		assert.Contains(t, out, Marker, name)
+	}
+}
+
+// multi.search finds what a naive search finds, at every length and
+// position (the scan is split in two halves from 128 bytes on).
+func TestMultiSearchMatchesNaive(t *testing.T) {
+	pats := []string{"abcdefgh", "bcdefghijk", "zzzzzzzzzzzz", "abcdefghabcdefgh", "hgfedcba", "short", "xyz1"}
+	mm := newMulti(pats)
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := "abcdefghz"
+	for n := 0; n < 400; n++ {
+		for round := 0; round < 20; round++ {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			for k := rng.IntN(4); k > 0 && n > 0; k-- {
+				p := pats[rng.IntN(len(pats))]
+				if len(p) <= n {
+					copy(b[rng.IntN(n-len(p)+1):], p)
+				}
+			}
+			s := string(b)
+			var want []span
+			for _, p := range pats {
+				for i := 0; i+len(p) <= len(s); i++ {
+					if s[i:i+len(p)] == p {
+						want = append(want, span{i, i + len(p)})
+					}
+				}
+			}
+			got := mm.search(s, nil)
+			less := func(a, c span) int {
+				if a.from != c.from {
+					return a.from - c.from
+				}
+				return a.to - c.to
+			}
+			slices.SortFunc(want, less)
+			slices.SortFunc(got, less)
+			if !slices.Equal(want, got) {
+				t.Fatalf("len %d %q: got %v, want %v", n, s, got, want)
+			}
+		}
 	}
 }
