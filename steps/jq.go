@@ -540,6 +540,20 @@ func add(l, r any, maxStr int) any {
 	return runPair(addCode, l, r)
 }
 
+// maxIntBits bounds the integers jq's * makes.
+const maxIntBits = 1 << 16
+
+// intBits is the size in bits of an integer value, 0 for anything else.
+func intBits(v any) int {
+	switch x := v.(type) {
+	case int:
+		return 64
+	case *big.Int:
+		return x.BitLen()
+	}
+	return 0
+}
+
 func mul(l, r any, maxStr, maxDepth int) any {
 	rep := func(s string, n any) any {
 		f, ok := gojq.ToFloat64(n)
@@ -565,6 +579,11 @@ func mul(l, r any, maxStr, maxDepth int) any {
 		if err := checkDepth(r, maxDepth); err != nil {
 			return err
 		}
+	}
+	if lb, rb := intBits(l), intBits(r); lb > 0 && rb > 0 && lb+rb > maxIntBits {
+		// One multiplication of huge integers, and printing its
+		// result, take time no deadline can interrupt.
+		return fmt.Errorf("a jq integer would have more than %d bits", maxIntBits)
 	}
 	switch l := l.(type) {
 	case int:
