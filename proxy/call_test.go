@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -440,4 +441,29 @@ func TestCSRFFromJarAndSessionChange(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "XSRF-TOKEN=jar%3Dcsrf-77; _session=treeholeSessionCookie-88", card.Hits()[2].Header.Get("Cookie"))
 	assert.Equal(t, Marker, call.Redact("treeholeSessionCookie-88"), "the new session is redacted")
+}
+
+// A server that echoes a session value with special characters double
+// URL-encoded, or in hexadecimal (either case), in its body and in a
+// header: the step sees the marker, never a form it could decode.
+func TestEchoedEncodedCredentialsAreRedacted(t *testing.T) {
+	const special = "s3cr3t/Se+ss=ion&<x>"
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		v := special
+		q := url.QueryEscape
+		hx := hex.EncodeToString([]byte(v))
+		w.Header().Set("X-Echo", q(q(v))+" "+strings.ToUpper(hx))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"double":"%s","path":"%s","hex":"%s","HEX":"%s"}`,
+			q(q(v)), url.PathEscape(url.PathEscape(v)), hx, strings.ToUpper(hx))
+	})
+	ks := MemKeystore(Secrets{"portal": {Headers: map[string]string{"X-Sess": special}}})
+	cat := Catalogue{"portal": {Name: "portal", Origin: portal.URL, Auth: Auth{Headers: []string{"X-Sess"}}}}
+	p := New(Config{Catalogue: cat, Keystore: ks})
+	resp, err := p.NewCall("demo", access("portal")).Do(context.Background(), &Request{Service: "portal", Path: "/x"})
+	require.NoError(t, err)
+	assert.Equal(t, special, portal.Hits()[0].Header.Get("X-Sess"), "the server got the session")
+	want := `{"double":"` + Marker + `","path":"` + Marker + `","hex":"` + Marker + `","HEX":"` + Marker + `"}`
+	assert.Equal(t, want, string(resp.Body))
+	assert.Equal(t, Marker+" "+Marker, resp.Header.Get("X-Echo"))
 }
