@@ -12,8 +12,13 @@ type multi struct {
 	short  []string
 	long   []string
 	m      int                // shortest long pattern (capped at 255)
-	shift  []uint8            // by block hash; 0: a pattern may end here
-	bucket map[uint32][]int32 // hash of a window's last block -> long patterns
+	shift  []uint8 // by block hash; 0: a pattern may end here
+	// The long patterns whose first m bytes end in a block of hash h, in
+	// an open-addressing table: bkeys[i] is h+1 (0: empty), bvals[i] the
+	// patterns' indexes.
+	bkeys []uint32
+	bvals [][]int32
+	bmask uint32
 }
 
 const (
@@ -31,7 +36,7 @@ func blockHash(b string, j int) uint32 {
 func hash4(v uint32) uint32 { return v * 2654435761 >> (32 - wmBits) }
 
 func newMulti(pats []string) *multi {
-	mm := &multi{bucket: map[uint32][]int32{}}
+	mm := &multi{}
 	for _, p := range pats {
 		if len(p) < wmMin {
 			mm.short = append(mm.short, p)
@@ -51,6 +56,7 @@ func newMulti(pats []string) *multi {
 	for i := range mm.shift {
 		mm.shift[i] = uint8(m - wmBlock + 1)
 	}
+	bucket := map[uint32][]int32{}
 	for pi, p := range mm.long {
 		for j := wmBlock - 1; j < m; j++ {
 			h := blockHash(p, j)
@@ -59,9 +65,34 @@ func newMulti(pats []string) *multi {
 			}
 		}
 		h := blockHash(p, m-1)
-		mm.bucket[h] = append(mm.bucket[h], int32(pi))
+		bucket[h] = append(bucket[h], int32(pi))
+	}
+	size := 8
+	for size < 2*len(bucket) {
+		size *= 2
+	}
+	mm.bkeys, mm.bvals, mm.bmask = make([]uint32, size), make([][]int32, size), uint32(size-1)
+	for h, v := range bucket {
+		i := h & mm.bmask
+		for mm.bkeys[i] != 0 {
+			i = (i + 1) & mm.bmask
+		}
+		mm.bkeys[i], mm.bvals[i] = h+1, v
 	}
 	return mm
+}
+
+// candidates returns the long patterns whose first m bytes end in a block
+// of hash h.
+func (mm *multi) candidates(h uint32) []int32 {
+	for i := h & mm.bmask; ; i = (i + 1) & mm.bmask {
+		switch mm.bkeys[i] {
+		case h + 1:
+			return mm.bvals[i]
+		case 0:
+			return nil
+		}
+	}
 }
 
 // search appends the spans of every occurrence of every pattern in b
@@ -134,7 +165,7 @@ const wmTwoScans = 64
 
 // verify appends the long patterns of bucket h that occur at start.
 func (mm *multi) verify(b string, start int, h uint32, spans []span) []span {
-	for _, pi := range mm.bucket[h] {
+	for _, pi := range mm.candidates(h) {
 		p := mm.long[pi]
 		if start+len(p) <= len(b) && b[start:start+len(p)] == p {
 			spans = append(spans, span{start, start + len(p)})
