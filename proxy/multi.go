@@ -9,10 +9,10 @@ import (
 // blocks (hashed into a 16 Ki table) for the patterns of at least wmMin
 // bytes, strings.Index for the few shorter ones.
 type multi struct {
-	short  []string
-	long   []string
-	m      int                // shortest long pattern (capped at 255)
-	shift  []uint8 // by block hash; 0: a pattern may end here
+	short []string
+	long  []string
+	m     int     // shortest long pattern (capped at 255)
+	shift []uint8 // by block hash; 0: a pattern may end here
 	// The long patterns whose first m bytes end in a block of hash h, in
 	// an open-addressing table: bkeys[i] is h+1 (0: empty), bvals[i] the
 	// patterns' indexes.
