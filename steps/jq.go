@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
 	"github.com/pkuinfo/harness/internal/diag"
@@ -353,14 +354,25 @@ func harden(q *gojq.Query) error {
 			}
 		}
 		cond := "_h_ok"
+		var condArgs []*gojq.Query
 		if t.Type == gojq.TermTypeFunc && t.Func.Name == "tonumber" && len(t.Func.Args) == 0 {
 			guard, cond = true, "_h_numok"
+		}
+		if t.Type == gojq.TermTypeFunc {
+			if ai, ok := regexFuncs[t.Func.Name][len(t.Func.Args)]; ok {
+				guard, cond = true, "_h_reok"
+				flags := &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeNull}}
+				if ai[1] >= 0 {
+					flags = t.Func.Args[ai[1]]
+				}
+				condArgs = []*gojq.Query{t.Func.Args[ai[0]], flags, {Term: &gojq.Term{Type: gojq.TermTypeString, Str: &gojq.String{Str: t.Func.Name}}}}
+			}
 		}
 		if guard {
 			inner := *t
 			inner.SuffixList = nil
 			*t = gojq.Term{Type: gojq.TermTypeIf, If: &gojq.If{
-				Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: cond}}},
+				Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: cond, Args: condArgs}}},
 				Then: &gojq.Query{Term: &inner},
 				Else: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "empty"}}},
 			}, SuffixList: t.SuffixList}
@@ -376,6 +388,65 @@ func harden(q *gojq.Query) error {
 var argGuarded = map[string]bool{
 	"sort_by": true, "group_by": true, "unique_by": true, "min_by": true, "max_by": true,
 	"contains": true, "inside": true, "indices": true, "index": true, "rindex": true,
+}
+
+// regexFuncs names jq's regular expression builtins that list matches, by
+// arity: the indexes of their regexp and flags arguments (-1: none). They
+// compute each match's offset from the start of the string, in one call
+// the deadline cannot interrupt, so a call is checked first (_h_reok).
+var regexFuncs = map[string]map[int][2]int{
+	"match":   {1: {0, -1}, 2: {0, 1}},
+	"capture": {1: {0, -1}, 2: {0, 1}},
+	"scan":    {1: {0, -1}, 2: {0, 1}},
+	"splits":  {1: {0, -1}, 2: {0, 1}},
+	"split":   {2: {0, 1}},
+	"sub":     {2: {0, -1}, 3: {0, 2}},
+	"gsub":    {2: {0, -1}, 3: {0, 2}},
+}
+
+// regexWork bounds matches times the string's length in characters for one
+// call of a regexFuncs builtin.
+const regexWork = 1 << 26
+
+// reOK is _h_reok: whether a regexFuncs call on s stays within regexWork.
+// It counts the matches with the regexp as gojq compiles it (an invalid
+// one passes, and gojq reports it).
+func reOK(v any, re, flags any, name any) any {
+	s, ok := v.(string)
+	if !ok || len(s) < 1024 {
+		return true
+	}
+	if a, ok := re.([]any); ok && len(a) == 2 {
+		re, flags = a[0], a[1]
+	}
+	rs, ok := re.(string)
+	if !ok {
+		return true
+	}
+	fs, _ := flags.(string)
+	switch name {
+	case "scan", "splits", "split", "gsub":
+	default:
+		if !strings.ContainsRune(fs, 'g') {
+			return true // one match at most
+		}
+	}
+	if strings.ContainsRune(fs, 'i') {
+		rs = "(?i)" + rs
+	}
+	if strings.ContainsRune(fs, 'm') {
+		rs = "(?s)" + rs
+	}
+	r, err := regexp.Compile(rs)
+	if err != nil {
+		return true
+	}
+	n := utf8.RuneCountInString(s)
+	most := regexWork / n
+	if len(r.FindAllStringIndex(s, most+1)) > most {
+		return fmt.Errorf("%v on a string of %d characters would find more than %d matches (use the regex step for long texts)", name, n, most)
+	}
+	return true
 }
 
 // guarded is `q | if _h_ok then . else empty end`.
@@ -447,6 +518,7 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 			}
 			return true
 		}),
+		gojq.WithFunction("_h_reok", 3, 3, func(v any, a []any) any { return reOK(v, a[0], a[1], a[2]) }),
 		gojq.WithFunction("_h_numok", 0, 0, func(v any, _ []any) any {
 			// tonumber parses a long integer exactly, in time quadratic
 			// in its length that no deadline interrupts.
