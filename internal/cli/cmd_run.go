@@ -20,7 +20,6 @@ import (
 
 func init() { register(50, newRunCmd) }
 
-
 // MaxInputBytes bounds --input.
 const MaxInputBytes = 1 << 20
 
