@@ -335,6 +335,16 @@ func TestInstallListAcceptTools(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
 	require.Empty(t, list)
 
+	// An installed document runs by its id.
+	p := newPortal(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"rooms":[{"name":"301","capacity":60}]}`)
+	})
+	services, secrets := serviceFiles(t, p.srv.URL)
+	r = harness(t, home, nil, "run", "classrooms-example", "free", "--input", `{"building":"三教"}`, "--services", services, "--secrets", secrets)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"building":"三教","rooms":[{"room":"301","seats":60}]}`, r.stdout)
+
 	r = harness(t, home, nil, "accept", "classrooms-example")
 	require.Equal(t, 1, r.code, "nothing pending")
 	r = harness(t, home, nil, "update", "--check")
