@@ -24,6 +24,14 @@ var ErrLimit = errors.New("over a proxy limit")
 // plus the special ranges inside it). Ports are checked per origin, not here.
 var guardian = ssrf.New(ssrf.WithAnyPort(), ssrf.WithNetworks("tcp4", "tcp6"))
 
+// campusNetworks are the university's own address blocks. A device on the
+// campus network is trusted by campus services for its address, so a web
+// request (which names a public origin) may not reach them, whatever name
+// resolves there: campus hosts are reached only as declared campus services.
+var campusNetworks = []netip.Prefix{
+	netip.MustParsePrefix("162.105.0.0/16"), // Peking University's long-standing block
+}
+
 // checkAddr is the guard's decision for one resolved address: nil when a web
 // request may connect to it. It never dials.
 func checkAddr(a netip.Addr) error {
@@ -36,8 +44,13 @@ func checkAddr(a netip.Addr) error {
 	if err := guardian.SafeAddr(a); err != nil {
 		return fmt.Errorf("%w: web requests may not reach %s (loopback, private or special-purpose address)", ErrRefused, a)
 	}
-	// Belt and braces: the standard library's own classification.
 	u := a.Unmap()
+	for _, p := range campusNetworks {
+		if p.Contains(u) {
+			return fmt.Errorf("%w: web requests may not reach %s, an address of the campus network (campus services are reached only as declared services)", ErrRefused, a)
+		}
+	}
+	// Belt and braces: the standard library's own classification.
 	if u.IsLoopback() || u.IsPrivate() || u.IsLinkLocalUnicast() || u.IsLinkLocalMulticast() ||
 		u.IsMulticast() || u.IsUnspecified() || u.IsInterfaceLocalMulticast() {
 		return fmt.Errorf("%w: web requests may not reach %s (loopback, private or special-purpose address)", ErrRefused, a)

@@ -149,12 +149,14 @@ func TestGuardDecision(t *testing.T) {
 		"::1", "::", "fc00::1", "fd12:3456::1", "fe80::1", "ff02::1", "::ffff:10.0.0.1",
 		"::ffff:127.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a00:1", "64:ff9b::7f00:1",
 		"64:ff9b:1::a00:1", "2001:db8::1", "2002:7f00:1::1", "2001::1", "::127.0.0.1",
+		// The campus network: services there trust the device's address.
+		"162.105.129.1", "162.105.0.1", "::ffff:162.105.3.4",
 	}
 	for _, s := range refused {
 		err := checkAddr(netip.MustParseAddr(s))
 		require.ErrorIs(t, err, ErrRefused, s)
 	}
-	for _, s := range []string{"1.1.1.1", "8.8.8.8", "162.105.129.1", "2001:4860:4860::8888", "2400:3200::1"} {
+	for _, s := range []string{"1.1.1.1", "8.8.8.8", "162.104.255.255", "162.106.0.1", "2001:4860:4860::8888", "2400:3200::1"} {
 		require.NoError(t, checkAddr(netip.MustParseAddr(s)), s)
 	}
 	// The Control hook applies the same decision to every connection.
