@@ -58,6 +58,11 @@ func (d *Doc) Pos(line, col int) diag.Pos {
 			return diag.Pos{File: d.File, Line: m.Line, Col: col + m.Col}
 		}
 	}
+	// yaml.v3 may place a node (an empty document's null) one line past a
+	// text without a final line break: keep positions inside the text.
+	if n := d.lineCount(); n > 0 && line > n {
+		line = n
+	}
 	return diag.Pos{File: d.File, Line: d.first + line - 1, Col: col}
 }
 
