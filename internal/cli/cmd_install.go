@@ -95,11 +95,7 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 	if err != nil {
 		return Exit(ExitFailed, err)
 	}
-	p, dl := manifest.Parse(d.Files)
-	for _, check := range documentChecks {
-		dl.Merge(check(p))
-	}
-	dl.Sort()
+	p, dl := checkFiles(d.Files)
 	if printDiagnostics(app.Stderr, dl) {
 		return Exitf(ExitFailed, "%s: the document is invalid; nothing installed", l)
 	}

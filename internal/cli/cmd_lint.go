@@ -18,12 +18,18 @@ func loadLocal(path string) (*manifest.Plugin, diag.List, error) {
 	if err != nil {
 		return nil, diag.List{}, err
 	}
+	p, l := checkFiles(files)
+	return p, l, nil
+}
+
+// checkFiles parses a document's files and runs every stage's checks.
+func checkFiles(files manifest.Files) (*manifest.Plugin, diag.List) {
 	p, l := manifest.Parse(files)
 	for _, check := range documentChecks {
 		l.Merge(check(p))
 	}
 	l.Sort()
-	return p, l, nil
+	return p, l
 }
 
 // documentChecks are the checks beyond the manifest (step kinds, access):

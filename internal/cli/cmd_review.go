@@ -41,21 +41,17 @@ func loadDocument(ctx context.Context, app *App, arg, trust string) (*loaded, er
 		}
 		return &loaded{plugin: p, diags: dl, info: review.Info{Hash: h, Trust: trust}}, nil
 	}
-	doc, err := fetchLink(ctx, app, l)
+	doc, err := fetchDocument(ctx, app, l)
 	if err != nil {
 		// A server's words reach the terminal only made safe.
 		return nil, Exit(ExitFailed, errors.New(review.SafeText(err.Error())))
 	}
-	p, dl := manifest.Parse(doc.files)
-	for _, check := range documentChecks {
-		dl.Merge(check(p))
-	}
-	dl.Sort()
+	p, dl := checkFiles(doc.Files)
 	h, err := p.Files.Hash()
 	if err != nil {
 		return nil, Exit(ExitFailed, err)
 	}
-	return &loaded{plugin: p, diags: dl, info: review.Info{Hash: h, Trust: l.Trust(), Link: l.String(), Commit: doc.commit}}, nil
+	return &loaded{plugin: p, diags: dl, info: review.Info{Hash: h, Trust: l.Trust(), Link: l.String(), Commit: doc.Commit}}, nil
 }
 
 // printDiagnostics writes lint's lines on w; it reports whether there were errors.
@@ -110,19 +106,4 @@ stderr as FILE:LINE:COL: message).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sheet as JSON")
 	cmd.Flags().StringVar(&trust, "trust", fetch.TrustCommunity, "trust for a local path: official or community")
 	return cmd
-}
-
-// fetchedDoc is a document fetched by link.
-type fetchedDoc struct {
-	files  manifest.Files
-	commit string
-}
-
-// fetchLink fetches the document a GitHub or URL link names.
-func fetchLink(ctx context.Context, app *App, l *fetch.Link) (*fetchedDoc, error) {
-	d, err := fetch.Fetch(ctx, l, fetch.Options{GitBase: app.Getenv("HARNESS_GIT_BASE")})
-	if err != nil {
-		return nil, err
-	}
-	return &fetchedDoc{files: d.Files, commit: d.Commit}, nil
 }
