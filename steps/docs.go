@@ -13,20 +13,7 @@ func Markdown(r *Registry) string {
 	for _, k := range r.Kinds() {
 		s, _ := r.Spec(k)
 		fmt.Fprintf(&b, "### `%s`\n\n%s\n\n", s.Kind, s.Summary)
-		var caps []string
-		if s.Caps.Network {
-			caps = append(caps, "sends requests")
-		}
-		if s.Caps.KV {
-			caps = append(caps, "needs the `kv` ability")
-		}
-		if s.Caps.Ends {
-			caps = append(caps, "ends the tool")
-		}
-		if s.Caps.Nests {
-			caps = append(caps, "holds sub-steps")
-		}
-		if len(caps) > 0 {
+		if caps := s.Caps.Words(); len(caps) > 0 {
 			fmt.Fprintf(&b, "It %s.\n\n", strings.Join(caps, ", "))
 		}
 		if s.Short != "" {

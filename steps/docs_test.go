@@ -50,3 +50,14 @@ func TestDocsUpToDate(t *testing.T) {
 		assert.Contains(t, doc, "| `"+name+"` |", "docs/plugin-format.md lacks limit %s", name)
 	}
 }
+
+// TestCapsWords: the reference and explain say the same words for the same
+// capabilities.
+func TestCapsWords(t *testing.T) {
+	assert.Equal(t, []string{"sends requests", "needs the kv ability", "ends the tool", "holds sub-steps"},
+		steps.Caps{Network: true, KV: true, Ends: true, Nests: true}.Words())
+	assert.Empty(t, steps.Caps{}.Words())
+	s, ok := steps.Builtin().Spec("kv_set")
+	require.True(t, ok)
+	assert.Contains(t, steps.Markdown(steps.Builtin()), "It "+strings.Join(s.Caps.Words(), ", ")+".")
+}

@@ -33,6 +33,25 @@ type Caps struct {
 	Nests   bool // holds sub-steps
 }
 
+// Words says what the capabilities mean, for the reference and explain:
+// "sends requests", "needs the kv ability", ….
+func (c Caps) Words() []string {
+	var out []string
+	if c.Network {
+		out = append(out, "sends requests")
+	}
+	if c.KV {
+		out = append(out, "needs the kv ability")
+	}
+	if c.Ends {
+		out = append(out, "ends the tool")
+	}
+	if c.Nests {
+		out = append(out, "holds sub-steps")
+	}
+	return out
+}
+
 // Step is one decoded step. Run reads its input from f.Dot and returns its
 // output; it may end the tool with f.End or f.EndStatus.
 type Step interface {

@@ -239,7 +239,7 @@ func (c *Compiler) ValueTemplate(n *yaml.Node) *valueTemplate {
 		if !ok {
 			return nil
 		}
-		return &valueTemplate{static: FromYAML(v), isStatic: true}
+		return &valueTemplate{static: FromGo(v), isStatic: true}
 	case yaml.SequenceNode:
 		vt := &valueTemplate{list: []*valueTemplate{}}
 		static := true

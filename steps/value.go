@@ -210,27 +210,6 @@ func number(s string) any {
 	return f
 }
 
-// FromYAML converts a value decoded from YAML (int64) to jq's (int).
-func FromYAML(v any) any {
-	switch v := v.(type) {
-	case int64:
-		return int(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = FromYAML(x)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = FromYAML(x)
-		}
-		return out
-	}
-	return v
-}
-
 // FromGo converts any JSON-shaped Go value (float64 numbers, int64, json.Number)
 // to jq's values; it returns v itself when nothing needs converting.
 func FromGo(v any) any {

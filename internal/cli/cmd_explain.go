@@ -84,20 +84,7 @@ func firstSentence(s string) string {
 
 func explainKind(w io.Writer, s steps.Spec) {
 	fmt.Fprintln(w, wrap(s.Kind+": "+s.Summary, 80, ""))
-	var caps []string
-	if s.Caps.Network {
-		caps = append(caps, "sends requests")
-	}
-	if s.Caps.KV {
-		caps = append(caps, "needs the kv ability")
-	}
-	if s.Caps.Ends {
-		caps = append(caps, "ends the tool")
-	}
-	if s.Caps.Nests {
-		caps = append(caps, "holds sub-steps")
-	}
-	if len(caps) > 0 {
+	if caps := s.Caps.Words(); len(caps) > 0 {
 		fmt.Fprintf(w, "\nIt %s.\n", strings.Join(caps, ", "))
 	}
 	if s.Short != "" {
