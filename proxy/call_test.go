@@ -467,3 +467,47 @@ func TestEchoedEncodedCredentialsAreRedacted(t *testing.T) {
 	assert.Equal(t, want, string(resp.Body))
 	assert.Equal(t, Marker+" "+Marker, resp.Header.Get("X-Echo"))
 }
+
+// TestSignPrecedence: what the proxy sets (fixed headers, the session)
+// wins over a step's value; a step's User-Agent replaces the default one
+// but not one the service fixes; the request's content type wins over a
+// step's Content-Type header; and a step's header on one request never
+// reaches the next (requests start from a shared header the proxy never
+// changes).
+func TestSignPrecedence(t *testing.T) {
+	srv := newRecorder(t, nil)
+	cat := Catalogue{
+		"card": &Service{Name: "card", Origin: srv.URL, Auth: Auth{Headers: []string{"synjones-auth"}},
+			Headers: map[string]string{"synaccesssource": "h5"}},
+		"fixedua": &Service{Name: "fixedua", Origin: srv.URL, Headers: map[string]string{"User-Agent": "campus-app/2"}},
+	}
+	require.NoError(t, cat.Validate())
+	p := New(Config{Catalogue: cat, Keystore: MemKeystore(testSecrets())})
+	call := p.NewCall("demo", access("card", "fixedua"))
+	ctx := context.Background()
+
+	_, err := call.Do(ctx, &Request{Service: "card", Path: "/a", Method: "POST", Body: []byte(`{}`), ContentType: "application/json",
+		Header: http.Header{"synaccesssource": {"evil"}, "User-Agent": {"step-agent/1"}, "Content-Type": {"text/plain"}, "X-Step": {"1"}}})
+	require.NoError(t, err)
+	_, err = call.Do(ctx, &Request{Service: "card", Path: "/b"})
+	require.NoError(t, err)
+	_, err = call.Do(ctx, &Request{Service: "fixedua", Path: "/c", Header: http.Header{"User-Agent": {"step-agent/1"}}})
+	require.NoError(t, err)
+
+	hits := srv.Hits()
+	require.Len(t, hits, 3)
+	first, second, third := hits[0].Header, hits[1].Header, hits[2].Header
+	assert.Equal(t, []string{"h5"}, first["Synaccesssource"], "a fixed header wins over the step's")
+	assert.Equal(t, cardToken, first.Get("Synjones-Auth"))
+	assert.Equal(t, "step-agent/1", first.Get("User-Agent"), "a step may name itself")
+	assert.Equal(t, "application/json", first.Get("Content-Type"))
+	assert.Equal(t, "1", first.Get("X-Step"))
+
+	assert.Empty(t, second.Get("X-Step"), "a step's header leaked into the next request")
+	assert.Equal(t, userAgent, second.Get("User-Agent"))
+	assert.Equal(t, []string{"h5"}, second["Synaccesssource"])
+	assert.Equal(t, cardToken, second.Get("Synjones-Auth"))
+
+	assert.Equal(t, "campus-app/2", third.Get("User-Agent"), "a User-Agent the service fixes wins")
+	assert.Empty(t, third.Get("Synjones-Auth"), "card's session went to another service")
+}
