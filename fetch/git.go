@@ -344,6 +344,9 @@ func (f *gitFetch) collect(ctx context.Context, rv Resolved, partial bool) (*Git
 		hash plumbing.Hash
 	}
 	var wants []want
+	// Folders may share one tree object, so a tiny pack can name billions
+	// of paths: the walk counts what it visits, not what the pack holds.
+	folders := 0
 	var walk func(t *object.Tree, prefix string) error
 	walk = func(t *object.Tree, prefix string) error {
 		if len(t.Entries) > f.lim.MaxFiles {
@@ -363,6 +366,9 @@ func (f *gitFetch) collect(ctx context.Context, rv Resolved, partial bool) (*Git
 			}
 			switch e.Mode {
 			case filemode.Dir:
+				if folders++; folders > f.lim.MaxFiles {
+					return limitErr("more than %d folders", f.lim.MaxFiles)
+				}
 				if err := fs.reserveDir(p); err != nil {
 					return err
 				}
@@ -374,6 +380,9 @@ func (f *gitFetch) collect(ctx context.Context, rv Resolved, partial bool) (*Git
 					return err
 				}
 			case filemode.Regular, filemode.Executable, filemode.Deprecated:
+				if len(wants) >= f.lim.MaxFiles {
+					return limitErr("more than %d files", f.lim.MaxFiles)
+				}
 				if err := fs.reserve(p, 0); err != nil {
 					return err
 				}
