@@ -1,0 +1,801 @@
+package e2e
+
+// The contract, line by line: the cases contract_test.go leaves out, driven
+// through the built binary as the outside checks drive it.
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/mod/sumdb/dirhash"
+)
+
+// auditDoc is a PLUGIN.md with the given extra front matter.
+func auditDoc(id, version, front string) string {
+	return "---\nid: " + id + "\nname: 审计 " + id + "\ndescription: A document of the audit.\nversion: " + version + "\n" + front + "---\nUse the tools.\n"
+}
+
+// listIDs runs list --json and returns the installed ids, sorted.
+func listIDs(t *testing.T, home string, env []string, args ...string) []string {
+	t.Helper()
+	r := harness(t, home, env, append([]string{"list", "--json"}, args...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var list []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list), r.stdout)
+	ids := []string{}
+	for _, e := range list {
+		ids = append(ids, e["id"].(string))
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// requireFailed checks a non-zero exit: nothing on stdout, a message on stderr.
+func requireFailed(t *testing.T, r result, code int, what string) {
+	t.Helper()
+	require.Equal(t, code, r.code, "%s: stdout %q stderr %q", what, r.stdout, r.stderr)
+	require.Empty(t, r.stdout, what)
+	require.NotEmpty(t, strings.TrimSpace(r.stderr), "%s: a message says why", what)
+	require.NotContains(t, r.stderr, "goroutine ", what)
+	require.NotContains(t, r.stderr, "panic", what)
+}
+
+// --home wins over HARNESS_HOME in either position and spelling; without
+// --home, HARNESS_HOME is the store.
+func TestAuditHomePrecedence(t *testing.T) {
+	envHome, flagHome := t.TempDir(), t.TempDir()
+	doc := skeleton(t)
+	r := harness(t, envHome, nil, "install", doc, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.FileExists(t, filepath.Join(envHome, "state.json"), "HARNESS_HOME is the store")
+
+	require.Equal(t, []string{"classrooms-example"}, listIDs(t, envHome, nil))
+	require.Equal(t, []string{}, listIDs(t, envHome, nil, "--home", flagHome), "--home after the command")
+	require.Equal(t, []string{}, listIDs(t, envHome, nil, "--home="+flagHome))
+	r = harness(t, envHome, nil, "--home", flagHome, "list", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `[]`, r.stdout, "--home before the command")
+	require.Equal(t, []string{"classrooms-example"}, listIDs(t, flagHome, nil, "--home", envHome))
+
+	// install with --home stores there, not in HARNESS_HOME.
+	r = harness(t, envHome, nil, "install", "--home", flagHome, doc, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.FileExists(t, filepath.Join(flagHome, "state.json"))
+	require.Equal(t, []string{"classrooms-example"}, listIDs(t, flagHome, nil))
+}
+
+// copyCounting copies the files of src that count (no path component
+// starting with ".") into a new folder.
+func copyCounting(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if rel != "." && strings.HasPrefix(info.Name(), ".") {
+			if info.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if info.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		writeFiles(t, dst, map[string]string{filepath.ToSlash(rel): string(b)})
+		return nil
+	})
+	require.NoError(t, err)
+	return dst
+}
+
+// hash is dirhash.HashDir over the files that count, for a folder, for a
+// single PLUGIN.md, and for the same folder named with a relative path; the
+// review sheet, the install and the list show the same hash.
+func TestAuditHash(t *testing.T) {
+	home := t.TempDir()
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":            auditDoc("hashed", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"),
+		"tools/one.yaml":       "description: one\neffect: read\nsteps:\n  - return: '1'\n",
+		"tools/two.yaml":       "description: two\neffect: read\nsteps:\n  - return: '2'\n",
+		"widgets/card.json":    `{"type":"text","text":"hi"}`,
+		"README.md":            "# notes\n",
+		"tests/one.yaml":       "cases:\n  - name: one\n    tool: one\n    expect:\n      output: 1\n",
+		".hidden":              "not counted",
+		".github/workflow.yml": "not counted either",
+		"tools/.swap":          "nor this",
+	})
+	r := harness(t, home, nil, "lint", doc)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	want, err := dirhash.HashDir(copyCounting(t, doc), "", dirhash.Hash1)
+	require.NoError(t, err)
+	got := harness(t, home, nil, "hash", doc)
+	require.Equal(t, 0, got.code, got.stderr)
+	require.Equal(t, want+"\n", got.stdout, "one line: the hash")
+	withDots, err := dirhash.HashDir(doc, "", dirhash.Hash1)
+	require.NoError(t, err)
+	require.NotEqual(t, withDots, want, "the test's dot files would change the hash if they counted")
+
+	// A relative path and a trailing slash name the same folder.
+	r = harnessIn(t, filepath.Dir(doc), home, nil, "hash", filepath.Base(doc)+string(filepath.Separator))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, want, strings.TrimSpace(r.stdout))
+
+	// A single PLUGIN.md hashes as a folder holding only it.
+	single := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": auditDoc("single", "1.0.0", "") + "\n```yaml tool t\ndescription: t\neffect: read\nsteps:\n  - return: '1'\n```\n"})
+	wantSingle, err := dirhash.HashDir(single, "", dirhash.Hash1)
+	require.NoError(t, err)
+	writeFiles(t, single, map[string]string{"other.txt": "beside it, not part of the document"})
+	r = harness(t, home, nil, "hash", filepath.Join(single, "PLUGIN.md"))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, wantSingle, strings.TrimSpace(r.stdout))
+
+	// review, install and list agree.
+	r = harness(t, home, nil, "review", doc, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var sheet struct{ Hash string }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &sheet))
+	require.Equal(t, want, sheet.Hash)
+	r = harness(t, home, nil, "review", filepath.Join(single, "PLUGIN.md"), "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &sheet))
+	require.Equal(t, wantSingle, sheet.Hash)
+
+	r = harness(t, home, nil, "install", doc, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = harness(t, home, nil, "list", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var list []struct{ ID, Hash string }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
+	require.Len(t, list, 1)
+	require.Equal(t, want, list[0].Hash)
+	r = harness(t, home, nil, "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, want, "list shows the hash")
+	require.Contains(t, r.stdout, "community", "list shows the trust")
+}
+
+// harnessIn runs the binary with dir as its working folder.
+func harnessIn(t *testing.T, dir, home string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader("")
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("harness %v: %v", args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// lint's FILE is relative to PATH however PATH is written (absolute,
+// relative, with a trailing slash, a single PLUGIN.md), and every line has
+// the FILE:LINE:COL: message shape.
+func TestAuditLintFileNames(t *testing.T) {
+	home := t.TempDir()
+	parent := t.TempDir()
+	doc := writeFiles(t, filepath.Join(parent, "doc"), map[string]string{
+		"PLUGIN.md":           auditDoc("linted", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"),
+		"tools/bad.yaml":      "description: bad\neffect: reed\nsteps:\n  - return: '1'\n",
+		"tools/nested/x.yaml": "not a tool: the folder is not read\n",
+	})
+	want := "tools/bad.yaml:2:9: "
+	for _, tc := range []struct{ dir, path string }{
+		{"", doc},
+		{"", doc + string(filepath.Separator)},
+		{parent, "doc"},
+		{parent, "./doc/"},
+		{doc, "."},
+	} {
+		r := harnessIn(t, orDir(tc.dir, parent), home, nil, "lint", tc.path)
+		require.Equal(t, 1, r.code, "%s: %s", tc.path, r.stderr)
+		require.Empty(t, r.stdout, tc.path)
+		for _, ln := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+			require.Regexp(t, diagLine, ln, tc.path)
+		}
+		require.True(t, strings.HasPrefix(r.stderr, want), "%s: %q", tc.path, r.stderr)
+	}
+
+	// A single PLUGIN.md: its own name, positions inside fenced blocks are
+	// positions in the file.
+	single := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": auditDoc("single", "1.0.0", "") +
+		"\n```yaml tool t\ndescription: t\neffect: reed\nsteps:\n  - return: '1'\n```\n"})
+	for _, tc := range []struct{ dir, path string }{{"", filepath.Join(single, "PLUGIN.md")}, {single, "PLUGIN.md"}, {filepath.Dir(single), filepath.Join(filepath.Base(single), "PLUGIN.md")}} {
+		r := harnessIn(t, orDir(tc.dir, parent), home, nil, "lint", tc.path)
+		require.Equal(t, 1, r.code, "%s: %s", tc.path, r.stderr)
+		require.True(t, strings.HasPrefix(r.stderr, "PLUGIN.md:11:9: "), "%s: %q", tc.path, r.stderr)
+		require.Regexp(t, diagLine, strings.TrimSpace(r.stderr))
+	}
+
+	// A missing path fails with a message, no crash.
+	r := harness(t, home, nil, "lint", filepath.Join(parent, "nothing-here"))
+	requireFailed(t, r, 1, "lint of a missing path")
+}
+
+func orDir(dir, def string) string {
+	if dir == "" {
+		return def
+	}
+	return dir
+}
+
+// A campus service the built-in catalogue does not know is at most a warning
+// for lint, hash, review and diff (exit 0, for a folder and a single
+// PLUGIN.md); run needs it in the catalogue or --services.
+func TestAuditUnknownServiceIsAWarning(t *testing.T) {
+	home := t.TempDir()
+	front := "requires: [campus-session]\naccess:\n  campus:\n    - mystery-office\n    - service: lab-booking\n      paths: [/api/]\n"
+	tool := "description: t\neffect: read\nsteps:\n  - request: {service: mystery-office, path: /x}\n  - request: {service: lab-booking, path: '/api/rooms/${ 1 }'}\n  - return: '.status'\n"
+	doc := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": auditDoc("unknown-svc", "1.0.0", front), "tools/t.yaml": tool})
+	single := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": auditDoc("unknown-svc", "1.1.0", front) + "\n```yaml tool t\n" + tool + "```\n"})
+	singleMD := filepath.Join(single, "PLUGIN.md")
+	for _, path := range []string{doc, singleMD} {
+		for _, args := range [][]string{{"lint", path}, {"hash", path}, {"review", path}, {"review", path, "--json"}} {
+			r := harness(t, home, nil, args...)
+			require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+			for _, ln := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+				if ln != "" && args[0] == "lint" {
+					require.Regexp(t, diagLine, ln)
+					require.Contains(t, ln, "warning", "only warnings: %s", ln)
+				}
+			}
+		}
+		r := harness(t, home, nil, "review", path, "--json")
+		require.Contains(t, r.stdout, "mystery-office")
+		require.Contains(t, r.stdout, "lab-booking")
+	}
+	r := harness(t, home, nil, "diff", doc, singleMD, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var d struct {
+		Wider   *bool `json:"wider"`
+		Changes []any `json:"changes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+	require.NotNil(t, d.Wider)
+	require.False(t, *d.Wider, "the same access")
+	r = harness(t, home, nil, "diff", skeleton(t), doc, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+	require.True(t, *d.Wider, "new campus services, known or not, widen")
+	require.Contains(t, r.stdout, "mystery-office")
+	r = harness(t, home, nil, "diff", skeleton(t), doc)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "mystery-office")
+
+	// run: unknown to the catalogue fails; --services makes it known.
+	r = harness(t, home, nil, "run", doc, "t")
+	requireFailed(t, r, 1, "run of a tool calling an unknown service")
+	require.Regexp(t, `mystery-office|lab-booking`, r.stderr)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(srv.Close)
+	services := filepath.Join(t.TempDir(), "services.yaml")
+	require.NoError(t, os.WriteFile(services, []byte("mystery-office:\n  origin: "+srv.URL+"\nlab-booking:\n  origin: "+srv.URL+"\n"), 0o644))
+	r = harness(t, home, nil, "run", doc, "t", "--services", services)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "202", strings.TrimSpace(r.stdout))
+}
+
+// counter is a loopback service that counts its requests and answers JSON.
+type counter struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	n   int
+}
+
+func newCounter(t *testing.T) *counter {
+	c := &counter{}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok":true,"path":"`+r.URL.Path+`"}`)
+	}))
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c *counter) hits() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// servicesFile writes a services file naming svc at origin.
+func servicesFile(t *testing.T, svc, origin string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "services.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(svc+":\n  origin: "+origin+"\n"), 0o644))
+	return p
+}
+
+// Every exit code of run in every case the contract lists, with nothing
+// on stdout and a readable message on stderr whenever the code is not 0.
+func TestAuditRunExitCodes(t *testing.T) {
+	home := t.TempDir()
+	c := newCounter(t)
+	services := servicesFile(t, "office", c.srv.URL)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close() // a loopback port nobody listens on any more
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": auditDoc("exits", "1.0.0", "access:\n  campus: [office, gone]\n"),
+		"tools/look.yaml": `description: reads
+effect: read
+input:
+  type: object
+  properties:
+    n: {type: integer, minimum: 1}
+    kind: {type: string, enum: [a, b]}
+  required: [n]
+  additionalProperties: false
+steps:
+  - request: {service: office, path: '/look/${ $input.n }'}
+  - return: '.body'
+`,
+		"tools/write.yaml":   "description: writes\neffect: write\nsteps:\n  - request: {service: office, method: POST, path: /write, json: {a: 1}}\n  - return: '.body'\n",
+		"tools/pay.yaml":     "description: pays\neffect: money\nsteps:\n  - request: {service: office, method: POST, path: /pay}\n  - return: '.body'\n",
+		"tools/post.yaml":    "description: posts\neffect: public\nsteps:\n  - request: {service: office, method: POST, path: /post}\n  - return: '.body'\n",
+		"tools/mine.yaml":    "description: mine\neffect: read\nuserOnly: true\nsteps:\n  - request: {service: office, path: /mine}\n  - return: '.body'\n",
+		"tools/failing.yaml": "description: fails\neffect: read\nsteps:\n  - jq: '{room: \"101\"}'\n  - fail: 'Room ${ .room } is closed today'\n",
+		"tools/jqerr.yaml":   "description: jq error\neffect: read\nsteps:\n  - jq: 'error(\"the office is closed\")'\n",
+		"tools/down.yaml":    "description: unreachable\neffect: read\nsteps:\n  - request: {service: gone, path: /x}\n  - return: '.body'\n",
+		"tools/verify.yaml":  "description: status\neffect: read\nsteps:\n  - status: {status: verification_required, methods: [sms], message: 'Enter the code we sent'}\n",
+		"tools/text.yaml":    "description: a string\neffect: read\nsteps:\n  - return: '\"just text\"'\n",
+	})
+	svcBoth := filepath.Join(t.TempDir(), "services.yaml")
+	require.NoError(t, os.WriteFile(svcBoth, []byte("office:\n  origin: "+c.srv.URL+"\ngone:\n  origin: "+closedURL+"\n"), 0o644))
+	_ = services
+	run := func(tool string, extra ...string) result {
+		return harness(t, home, nil, append([]string{"run", doc, tool, "--services", svcBoth}, extra...)...)
+	}
+
+	// 0: a result, as one JSON value on stdout.
+	for _, tc := range []struct {
+		tool string
+		args []string
+		want string
+	}{
+		{"look", []string{"--input", `{"n": 3}`}, `{"ok":true,"path":"/look/3"}`},
+		{"look", []string{"--input", `{"n": 3, "kind": "a"}`, "--actor", "agent", "--tainted"}, `{"ok":true,"path":"/look/3"}`},
+		{"look", []string{"--input=" + `{"n":4}`, "--actor=scheduler"}, `{"ok":true,"path":"/look/4"}`},
+		{"write", nil, `{"ok":true,"path":"/write"}`},
+		{"write", []string{"--tainted"}, `{"ok":true,"path":"/write"}`},
+		{"write", []string{"--actor", "agent", "--approve"}, `{"ok":true,"path":"/write"}`},
+		{"pay", []string{"--actor", "agent", "--approve"}, `{"ok":true,"path":"/pay"}`},
+		{"post", []string{"--actor", "agent", "--approve", "--tainted"}, `{"ok":true,"path":"/post"}`},
+		{"mine", nil, `{"ok":true,"path":"/mine"}`},
+		{"verify", []string{"--actor", "agent"}, `{"status":"verification_required","methods":["sms"],"message":"Enter the code we sent"}`},
+		{"text", nil, `"just text"`},
+	} {
+		r := run(tc.tool, tc.args...)
+		require.Equal(t, 0, r.code, "%s %v: %s", tc.tool, tc.args, r.stderr)
+		require.JSONEq(t, tc.want, r.stdout, "%s %v", tc.tool, tc.args)
+		require.Equal(t, 1, strings.Count(r.stdout, "\n"), "one line")
+	}
+
+	// 1: the tool failed; its message on stderr, nothing on stdout.
+	for _, tc := range []struct{ tool, msg string }{
+		{"failing", "Room 101 is closed today"},
+		{"jqerr", "the office is closed"},
+		{"down", "failed"},
+	} {
+		r := run(tc.tool)
+		requireFailed(t, r, 1, tc.tool)
+		require.Contains(t, r.stderr, tc.msg)
+	}
+
+	// 2: usage errors.
+	for _, args := range [][]string{
+		{"nosuchtool"},
+		{"look", "--input", `{"n": 0}`},
+		{"look", "--input", `{"n": "3"}`},
+		{"look", "--input", `{"kind": "a"}`},
+		{"look", "--input", `{"n": 3, "kind": "c"}`},
+		{"look", "--input", `{"n": 3, "extra": true}`},
+		{"look", "--input", `{"n": 3`},
+		{"look", "--input", `{"n": 3} {}`},
+		{"look", "--input", `[{"n": 3}]`},
+		{"look", "--input", `"n"`},
+		{"look", "--input", `null`},
+		{"look", "--input", ``},
+		{"look", "--input"},
+		{"look", "--bogus"},
+		{"look", "--actor", "admin", "--input", `{"n":3}`},
+		{"look", "--trust", "verified", "--input", `{"n":3}`},
+		{"look", "--resolve", "not-a-mapping", "--input", `{"n":3}`},
+		{"look", "--approve=maybe", "--input", `{"n":3}`},
+		{"look", "extra-argument", "--input", `{"n":3}`},
+	} {
+		r := run(args[0], args[1:]...)
+		requireFailed(t, r, 2, strings.Join(args, " "))
+	}
+	r := harness(t, home, nil, "run", doc)
+	requireFailed(t, r, 2, "run without TOOL")
+	r = harness(t, home, nil, "run")
+	requireFailed(t, r, 2, "run without arguments")
+	r = run("look", "--input", `{"n": "3"}`)
+	require.Contains(t, r.stderr, "n", "the message names the field")
+	r = run("nosuchtool")
+	require.Contains(t, r.stderr, "nosuchtool")
+
+	// 3: refused by the permission rules, before any request.
+	before := c.hits()
+	for _, tc := range []struct {
+		tool string
+		args []string
+	}{
+		{"write", []string{"--actor", "agent"}},            // a community write asks
+		{"pay", []string{"--actor", "agent", "--tainted"}}, // money asks
+		{"post", []string{"--actor", "agent"}},             // public asks
+		{"write", []string{"--actor", "scheduler"}},        // the scheduler reads only
+		{"pay", []string{"--actor", "scheduler", "--approve"}},
+		{"post", []string{"--actor", "scheduler", "--approve"}},
+		{"mine", []string{"--actor", "agent"}},
+		{"mine", []string{"--actor", "agent", "--approve"}}, // userOnly, whatever the answer
+		{"mine", []string{"--actor", "scheduler"}},
+		{"mine", []string{"--actor", "scheduler", "--approve"}},
+	} {
+		r := run(tc.tool, tc.args...)
+		requireFailed(t, r, 3, tc.tool+" "+strings.Join(tc.args, " "))
+	}
+	require.Equal(t, before, c.hits(), "refused calls never reach the service")
+	r = run("write", "--actor", "agent")
+	require.Contains(t, r.stderr, "--approve", "an ask says how to answer it")
+}
+
+// Modes: an effect that is off refuses everyone (3), whether the document's
+// defaults, the stored modes of an installed document or the settings of a
+// bundled one turn it off; a tainted turn makes the agent's auto write ask.
+func TestAuditRunModes(t *testing.T) {
+	home := t.TempDir()
+	c := newCounter(t)
+	services := servicesFile(t, "office", c.srv.URL)
+	tools := map[string]string{
+		"tools/look.yaml":  "description: reads\neffect: read\nsteps:\n  - request: {service: office, path: /look}\n  - return: '.body'\n",
+		"tools/write.yaml": "description: writes\neffect: write\nsteps:\n  - request: {service: office, method: POST, path: /write}\n  - return: '.body'\n",
+		"tools/post.yaml":  "description: posts\neffect: public\nsteps:\n  - request: {service: office, method: POST, path: /post}\n  - return: '.body'\n",
+	}
+	files := func(front string) map[string]string {
+		m := map[string]string{"PLUGIN.md": auditDoc("modes", "1.0.0", "access:\n  campus: [office]\n"+front)}
+		for k, v := range tools {
+			m[k] = v
+		}
+		return m
+	}
+	// The document's own defaults: public off (a community document may be stricter).
+	off := writeFiles(t, t.TempDir(), files("defaultModes: {public: off}\n"))
+	for _, args := range [][]string{{}, {"--approve"}, {"--actor", "agent", "--approve"}, {"--trust", "official"}} {
+		r := harness(t, home, nil, append([]string{"run", off, "post", "--services", services}, args...)...)
+		requireFailed(t, r, 3, "public off "+strings.Join(args, " "))
+	}
+	r := harness(t, home, nil, "run", off, "look", "--services", services)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	// Official, write auto: the agent writes untainted; tainted it asks.
+	auto := writeFiles(t, t.TempDir(), files("defaultModes: {write: auto}\n"))
+	official := []string{"--trust", "official", "--services", services, "--actor", "agent"}
+	r = harness(t, home, nil, append([]string{"run", auto, "write"}, official...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = harness(t, home, nil, append([]string{"run", auto, "write", "--tainted"}, official...)...)
+	requireFailed(t, r, 3, "tainted write")
+	r = harness(t, home, nil, append([]string{"run", auto, "write", "--tainted", "--approve"}, official...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = harness(t, home, nil, append([]string{"run", auto, "look", "--tainted"}, official...)...)
+	require.Equal(t, 0, r.code, "a read never asks: %s", r.stderr)
+	// The same document as community: its write: auto is ignored, the write asks.
+	r = harness(t, home, nil, "run", auto, "write", "--services", services, "--actor", "agent")
+	requireFailed(t, r, 3, "community write")
+
+	// Stored modes of an installed document: read off.
+	plain := writeFiles(t, t.TempDir(), files(""))
+	r = harness(t, home, nil, "install", plain, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = harness(t, home, nil, "run", "modes", "look", "--services", services)
+	require.Equal(t, 0, r.code, r.stderr)
+	statePath := filepath.Join(home, "state.json")
+	b, err := os.ReadFile(statePath)
+	require.NoError(t, err)
+	var state map[string]any
+	require.NoError(t, json.Unmarshal(b, &state))
+	entry := state["plugins"].(map[string]any)["modes"].(map[string]any)
+	entry["modes"] = map[string]any{"read": "off"}
+	b, err = json.Marshal(state)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(statePath, b, 0o644))
+	before := c.hits()
+	for _, actor := range []string{"user", "agent", "scheduler"} {
+		r = harness(t, home, nil, "run", "modes", "look", "--services", services, "--actor", actor, "--approve")
+		requireFailed(t, r, 3, "installed, read off, "+actor)
+	}
+	// Disabled: refused too.
+	entry["modes"] = map[string]any{}
+	entry["enabled"] = false
+	b, err = json.Marshal(state)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(statePath, b, 0o644))
+	r = harness(t, home, nil, "run", "modes", "look", "--services", services)
+	requireFailed(t, r, 3, "disabled")
+	require.Equal(t, before, c.hits())
+
+	// A bundled document's settings (permissions.json): read off.
+	require.NoError(t, os.WriteFile(filepath.Join(home, "permissions.json"), []byte(`{"plugins": {"wallet": {"modes": {"read": "off"}}}}`), 0o644))
+	r = harness(t, home, nil, "run", "wallet", "cardBalance")
+	requireFailed(t, r, 3, "bundled, read off")
+}
+
+// seen is one request a test server received.
+type seen struct {
+	Method, Path, RawPath, Query, Body, ContentType, Accept, XTag string
+}
+
+// site is a loopback server for the skeleton's semantics: JSON, HTML and
+// text answers, recording every request.
+type site struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	got []seen
+}
+
+func newSite(t *testing.T) *site {
+	s := &site{}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.got = append(s.got, seen{r.Method, r.URL.Path, r.URL.EscapedPath(), r.URL.RawQuery, string(b), r.Header.Get("Content-Type"), r.Header.Get("Accept"), r.Header.Get("X-Tag")})
+		s.mu.Unlock()
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/json"):
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Header().Set("X-Answer", "42")
+			_, _ = io.WriteString(w, `{"rooms":[{"name":"101","capacity":120},{"name":"203","capacity":48}]}`)
+		case strings.HasPrefix(r.URL.Path, "/html"):
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = io.WriteString(w, `<html><body><ul>
+<li class="notice"><a href="/n/1">  Exams  moved </a><span class="date">2026-12-01</span></li>
+<li class="notice"><a href="/n/2">Library hours</a></li>
+<li class="other"><a href="/n/3">Not a notice</a></li>
+</ul></body></html>`)
+		case strings.HasPrefix(r.URL.Path, "/text"):
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, "closed: true")
+		case strings.HasPrefix(r.URL.Path, "/empty"):
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *site) requests() []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seen(nil), s.got...)
+}
+
+// The skeleton's step semantics, as the contract words them.
+func TestAuditSkeletonSemantics(t *testing.T) {
+	home := t.TempDir()
+	s := newSite(t)
+	u, err := url.Parse(s.srv.URL)
+	require.NoError(t, err)
+	port := u.Port()
+	web := "http://news.example.edu.cn:" + port
+	resolve := []string{"--resolve", "news.example.edu.cn:" + port + ":127.0.0.1"}
+	services := servicesFile(t, "portal", s.srv.URL)
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": auditDoc("semantics", "1.0.0", "access:\n  campus:\n    - service: portal\n      paths: [/json/, /html/, /text/, /empty/]\n  web: ['"+web+"']\n"),
+		// . is null first; each step's . is the previous output; as binds;
+		// a skipped step passes . through; return ends the tool.
+		"tools/flow.yaml": `description: flow
+effect: read
+input: {type: object, properties: {n: {type: integer}}, required: [n]}
+steps:
+  - jq: '{first: (. == null), n: $input.n}'
+    as: a
+  - if: 'false'
+    jq: '"never"'
+  - if: '.n > 100'
+    request: {service: portal, path: /json/skipped}
+  - jq: '. + {second: true}'
+    as: b
+  - if: '$input.n == 1'
+    return: '{early: true, a: $a, dot: .}'
+  - if: '$input.n == 2'
+    fail: 'n is ${ $input.n }, first was ${ $a.first }, rooms ${ [1, 2] }'
+  - jq: '[$a, $b, .]'
+  - return: '{last: ., input: $input}'
+  - request: {service: portal, path: /json/after-return}
+`,
+		"tools/shape.yaml": `description: request output
+effect: read
+input: {type: object, properties: {p: {type: string}}, required: [p]}
+steps:
+  - request: {service: portal, path: '/${ $input.p }/x'}
+  - return: '{keys: keys, status: .status, bodyType: (.body | type), body: .body, answer: .headers["x-answer"], ctype: .headers["content-type"], url: .url}'
+`,
+		"tools/extract.yaml": `description: html
+effect: read
+steps:
+  - request: {url: '` + web + `/html/list'}
+    as: page
+  - html:
+      select: li.notice
+      fields:
+        title: a
+        date: span.date
+        link: {select: a, attr: href}
+    as: rows
+  - html: {from: $page.body, select: li a}
+    as: texts
+  - html: {from: '"<p>nothing</p>"', select: li}
+    as: none
+  - return: '{rows: $rows, texts: $texts, none: $none}'
+`,
+		"tools/escape.yaml": `description: escaping
+effect: write
+input: {type: object, properties: {v: {type: string}}, required: [v]}
+steps:
+  - request:
+      service: portal
+      method: POST
+      path: '/json/${ $input.v }/end'
+      query: {q: '${ $input.v }', fixed: a b}
+      headers: {X-Tag: 'tag ${ $input.v }', Accept: application/json}
+      form: {f: '${ $input.v }', n: '${ 1 + 1 }'}
+  - request:
+      url: '` + web + `/json/${ $input.v }/end?z=${ $input.v }'
+      method: PUT
+      json: {v: '${ $input.v }', n: '${ 1 + 1 }', s: 'x ${ 1 + 1 }', list: [1, '${ $input.v }']}
+  - return: '.url'
+`,
+	})
+	r := harness(t, home, nil, "lint", doc)
+	require.Equal(t, 0, r.code, r.stderr)
+	run := func(tool, input string) result {
+		return harness(t, home, nil, append([]string{"run", doc, tool, "--services", services, "--input", input}, resolve...)...)
+	}
+
+	r = run("flow", `{"n": 1}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"early": true, "a": {"first": true, "n": 1}, "dot": {"first": true, "n": 1, "second": true}}`, r.stdout)
+	r = run("flow", `{"n": 2}`)
+	requireFailed(t, r, 1, "fail")
+	require.Contains(t, r.stderr, "n is 2, first was true, rooms [1,2]")
+	r = run("flow", `{"n": 3}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"last": [{"first": true, "n": 3}, {"first": true, "n": 3, "second": true}, {"first": true, "n": 3, "second": true}], "input": {"n": 3}}`, r.stdout)
+	require.Empty(t, s.requests(), "a skipped request and a step after return send nothing")
+
+	r = run("shape", `{"p": "json"}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	var shape struct {
+		Keys     []string
+		Status   int
+		BodyType string
+		Body     any
+		Answer   string
+		Ctype    string
+		URL      string
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &shape), r.stdout)
+	require.Equal(t, []string{"body", "headers", "status", "url"}, shape.Keys)
+	require.Equal(t, 200, shape.Status)
+	require.Equal(t, "object", shape.BodyType)
+	require.Equal(t, "42", shape.Answer)
+	require.Contains(t, shape.Ctype, "application/json")
+	require.Equal(t, s.srv.URL+"/json/x", shape.URL)
+	for p, want := range map[string]string{"html": "string", "text": "string", "empty": "string"} {
+		r = run("shape", `{"p": "`+p+`"}`)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &shape), r.stdout)
+		require.Equal(t, want, shape.BodyType, p)
+	}
+	r = run("shape", `{"p": "text"}`)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &shape), r.stdout)
+	require.Equal(t, "closed: true", shape.Body, "text stays text")
+
+	r = run("extract", `{}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	var ex struct {
+		Rows  []map[string]any
+		Texts []string
+		None  []any
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ex), r.stdout)
+	require.Len(t, ex.Rows, 2)
+	require.Equal(t, "2026-12-01", ex.Rows[0]["date"])
+	require.Equal(t, "/n/1", ex.Rows[0]["link"])
+	require.Equal(t, "Library hours", ex.Rows[1]["title"])
+	require.Contains(t, []any{nil, ""}, ex.Rows[1]["date"], "a field with no match")
+	require.True(t, strings.HasPrefix(ex.Rows[0]["title"].(string), "Exams"), "trimmed: %q", ex.Rows[0]["title"])
+	require.False(t, strings.HasSuffix(ex.Rows[0]["title"].(string), " "), "trimmed: %q", ex.Rows[0]["title"])
+	require.Equal(t, []string{ex.Rows[0]["title"].(string), "Library hours", "Not a notice"}, ex.Texts)
+	require.NotNil(t, ex.None, "no match is an empty list")
+	require.Empty(t, ex.None)
+
+	// ${ } in path and url: each value one segment; query, headers, form
+	// and json carry it as data.
+	for _, v := range []string{"x?y=1#frag", "@evil.example:80", "二教 101", "a&b=c", "semi;colon", "%41"} {
+		before := len(s.requests())
+		in, _ := json.Marshal(map[string]string{"v": v})
+		r = run("escape", string(in))
+		require.Equal(t, 0, r.code, "%q: %s", v, r.stderr)
+		got := s.requests()[before:]
+		require.Len(t, got, 2, v)
+		for _, g := range got {
+			require.Equal(t, "/json/"+v+"/end", g.Path, "%q reached %s", v, g.RawPath)
+			require.Equal(t, 3, strings.Count(g.RawPath, "/"), "%q stays one segment: %s", v, g.RawPath)
+		}
+		q, err := url.ParseQuery(got[0].Query)
+		require.NoError(t, err)
+		require.Equal(t, v, q.Get("q"))
+		require.Equal(t, "a b", q.Get("fixed"))
+		require.Equal(t, "POST", got[0].Method)
+		require.Equal(t, "tag "+v, got[0].XTag)
+		require.Equal(t, "application/json", got[0].Accept)
+		require.Contains(t, got[0].ContentType, "application/x-www-form-urlencoded")
+		f, err := url.ParseQuery(got[0].Body)
+		require.NoError(t, err)
+		require.Equal(t, v, f.Get("f"))
+		require.Equal(t, "2", f.Get("n"))
+		q, err = url.ParseQuery(got[1].Query)
+		require.NoError(t, err)
+		require.Equal(t, v, q.Get("z"))
+		require.Equal(t, "PUT", got[1].Method)
+		require.Contains(t, got[1].ContentType, "application/json")
+		var body map[string]any
+		require.NoError(t, json.Unmarshal([]byte(got[1].Body), &body), got[1].Body)
+		require.Equal(t, map[string]any{"v": v, "n": 2.0, "s": "x 2", "list": []any{1.0, v}}, body)
+		var final string
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &final), r.stdout)
+		fu, err := url.Parse(final)
+		require.NoError(t, err)
+		require.Equal(t, "news.example.edu.cn:"+port, fu.Host, "the host never changes")
+	}
+	// A value that would add or remove a segment is refused before it is sent.
+	for _, v := range []string{"a/b", "../../admin", "..", ".", "%2e%2e", `\\host`, `a\b`, ""} {
+		before := len(s.requests())
+		in, _ := json.Marshal(map[string]string{"v": v})
+		r = run("escape", string(in))
+		requireFailed(t, r, 1, v)
+		require.Len(t, s.requests(), before, "%q: nothing sent", v)
+	}
+}
+
+var (
+	_ = io.EOF
+	_ = http.StatusOK
+	_ = httptest.NewServer
+	_ url.URL
+	_ sync.Mutex
+)
