@@ -88,6 +88,8 @@ func Parse(files Files) (*Plugin, diag.List) {
 		}
 	}
 	seenTool := map[string]diag.Pos{}
+	// Review and the permission modes must never take two tools for one.
+	foldedTool := map[string]string{}
 	seenWidget := map[string]diag.Pos{}
 	for _, b := range blocks {
 		switch b.Kind {
@@ -97,6 +99,11 @@ func Parse(files Files) (*Plugin, diag.List) {
 				continue
 			}
 			seenTool[b.Name] = b.Pos
+			if other, dup := foldedTool[strings.ToLower(b.Name)]; dup {
+				l.Errorf(b.Pos, "tool names %q and %q differ only in case", other, b.Name)
+				continue
+			}
+			foldedTool[strings.ToLower(b.Name)] = b.Name
 			if !toolNameRE.MatchString(b.Name) || len(b.Name) > MaxToolNameLen {
 				l.Errorf(b.Pos, "tool name %q must match [a-z][A-Za-z0-9_]* and be at most %d characters", b.Name, MaxToolNameLen)
 				continue
