@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,4 +113,192 @@ func TestRedteamSharedTreeBomb(t *testing.T) {
 		require.Contains(t, r.stderr, "more than 256 files")
 		storeEmpty(t, home)
 	}
+}
+
+// rtUpdate runs harness update --force --json and returns the one result
+// for id.
+func rtUpdate(t *testing.T, home string, env []string, id string) map[string]any {
+	t.Helper()
+	r := harnessGuarded(t, home, env, 60*time.Second, "update", "--force", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var out []map[string]any
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	for dec.More() {
+		var v any
+		require.NoError(t, dec.Decode(&v), r.stdout)
+		switch v := v.(type) {
+		case []any:
+			for _, x := range v {
+				out = append(out, x.(map[string]any))
+			}
+		case map[string]any:
+			out = append(out, v)
+		}
+	}
+	for _, o := range out {
+		if o["id"] == id {
+			return o
+		}
+	}
+	t.Fatalf("no update result for %s in %s", id, r.stdout)
+	return nil
+}
+
+// rtState reads one entry of state.json.
+func rtState(t *testing.T, home, id string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, "state.json"))
+	require.NoError(t, err)
+	var st struct {
+		Plugins map[string]map[string]any `json:"plugins"`
+	}
+	require.NoError(t, json.Unmarshal(b, &st))
+	e, ok := st.Plugins[id]
+	require.True(t, ok, "%s is not installed", id)
+	return e
+}
+
+// TestRedteamToolNamesDifferingInCase: tool names are case-sensitive
+// ([a-z][A-Za-z0-9_]*), so "sendA" and "senda" are two tools the engine
+// runs and the model may call. Review compared tool names in lower case and
+// kept one of the two, so the sheet did not show the other, and an update
+// that raised the other's effect or dropped its alwaysAsk applied without
+// asking. Tool files of such names already collide as paths; fenced blocks
+// did not. Two tool names that differ only in case are refused.
+func TestRedteamToolNamesDifferingInCase(t *testing.T) {
+	t.Parallel()
+	block := func(name, effect string, alwaysAsk bool) string {
+		return fmt.Sprintf("\n```yaml tool %s\ndescription: t\neffect: %s\nalwaysAsk: %v\nsteps:\n  - return: '1'\n```\n", name, effect, alwaysAsk)
+	}
+	home := t.TempDir()
+	for _, files := range []map[string]string{
+		{"PLUGIN.md": rtDoc("casefold", "1.0.0", "", block("sendA", "public", true)+block("senda", "public", false))},
+		{"PLUGIN.md": rtDoc("casefold", "1.0.0", "", block("senda", "public", false)), "tools/sendA.yaml": "description: t\neffect: public\nalwaysAsk: true\nsteps:\n  - return: '1'\n"},
+	} {
+		doc := writeFiles(t, t.TempDir(), files)
+		for _, cmd := range [][]string{{"lint", doc}, {"review", doc, "--json"}, {"install", "--yes", doc}} {
+			r := harness(t, home, nil, cmd...)
+			require.Equal(t, 1, r.code, "%v: %s", cmd, r.stdout)
+			require.Contains(t, r.stderr, "differ only in case", cmd)
+		}
+	}
+	storeEmpty(t, home)
+
+	// The update path: the new version is refused, the installed one stays.
+	s := gittest.New(t)
+	dir := s.Repo("evil/casefold", true)
+	s.Commit(dir, "main", map[string]string{"p/PLUGIN.md": rtDoc("casefold", "1.0.0", "", block("sendA", "public", true))})
+	link := "https://github.com/evil/casefold/tree/main/p"
+	r := harness(t, home, gitEnv(s), "install", "--yes", link)
+	require.Equal(t, 0, r.code, r.stderr)
+	installed := rtState(t, home, "casefold")["hash"]
+	s.Commit(dir, "main", map[string]string{"p/PLUGIN.md": rtDoc("casefold", "1.1.0", "", block("sendA", "public", true)+block("senda", "money", false))})
+	res := rtUpdate(t, home, gitEnv(s), "casefold")
+	require.Equal(t, "failed", res["status"], res)
+	require.Contains(t, res["error"], "differ only in case")
+	e := rtState(t, home, "casefold")
+	require.Equal(t, installed, e["hash"])
+	require.Nil(t, e["pending"])
+}
+
+// requireTerminalSafe fails when s holds a character that could drive a
+// terminal: C0 controls other than line break and tab, DEL, C1 controls,
+// bidi controls and the Unicode line separators.
+func requireTerminalSafe(t *testing.T, what, s string) {
+	t.Helper()
+	for i, r := range s {
+		bad := (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) ||
+			(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c ||
+			r == 0x2028 || r == 0x2029
+		if bad {
+			t.Fatalf("%s: character %U at byte %d reaches the terminal: %q", what, r, i, s[max(0, i-60):min(len(s), i+60)])
+		}
+	}
+}
+
+// TestRedteamNoTerminalEscapes: text a document or a server controls
+// (capability names, change lines, error messages, an HTTP reason phrase)
+// never reaches the terminal with control or bidi characters, in any of
+// the loading commands.
+func TestRedteamNoTerminalEscapes(t *testing.T) {
+	t.Parallel()
+	const esc = `\e]0;owned\a\e[2J\e[1;32mtrusted\u202e`
+	home := t.TempDir()
+	check := func(r result, cmd ...string) {
+		t.Helper()
+		requireTerminalSafe(t, strings.Join(cmd, " ")+" stdout", r.stdout)
+		requireTerminalSafe(t, strings.Join(cmd, " ")+" stderr", r.stderr)
+	}
+	run := func(env []string, cmd ...string) result {
+		t.Helper()
+		r := harnessGuarded(t, home, env, 60*time.Second, cmd...)
+		check(r, cmd...)
+		return r
+	}
+
+	// An unknown capability is shown by name: one that is not a name is
+	// refused, wherever it is read.
+	old := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": rtDoc("esc", "1.0.0", "", "")})
+	hostile := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": rtDoc("esc", "1.1.0", "requires: [\""+esc+"\"]\n", "")})
+	for _, cmd := range [][]string{{"lint", hostile}, {"review", hostile}, {"review", "--json", hostile}, {"diff", old, hostile}, {"install", "--yes", hostile}} {
+		r := run(nil, cmd...)
+		require.Equal(t, 1, r.code, "%v: %s", cmd, r.stdout)
+		require.Contains(t, r.stderr, "a capability is a name", cmd)
+	}
+	storeEmpty(t, home)
+
+	// The same through an update, next to a wider one that waits and is
+	// accepted: list, update and accept print only safe text.
+	s := gittest.New(t)
+	dir := s.Repo("evil/esc", true)
+	env := gitEnv(s)
+	link := "https://github.com/evil/esc/tree/main/p"
+	s.Commit(dir, "main", map[string]string{"p/PLUGIN.md": rtDoc("esc", "1.0.0", "", "")})
+	require.Equal(t, 0, run(env, "install", "--yes", link).code)
+	s.Commit(dir, "main", map[string]string{"p/PLUGIN.md": rtDoc("esc", "1.1.0", "requires: [\""+esc+"\"]\n", "")})
+	run(env, "update", "--force")
+	require.Contains(t, rtState(t, home, "esc")["lastError"], "a capability is a name")
+	run(env, "list")
+	s.Commit(dir, "main", map[string]string{"p/PLUGIN.md": rtDoc("esc", "1.2.0", "requires: [teleport]\naccess:\n  campus: [card]\n", "")})
+	res := rtUpdate(t, home, env, "esc")
+	require.Equal(t, "pending", res["status"], res)
+	run(env, "list")
+	run(env, "list", "--json")
+	r := run(env, "accept", "esc")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "+ new campus service card")
+
+	// A server's reason phrase is the server's text.
+	srv := rawServer(t, "HTTP/1.1 404 Not\x1b]0;owned\x07Found\x1b[2J\u202e\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	r = run(nil, "install", "--yes", srv+"/x/PLUGIN.md")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "404")
+	r = run([]string{"HARNESS_GIT_BASE=" + srv}, "review", "https://github.com/evil/esc/tree/main/p")
+	require.Equal(t, 1, r.code)
+}
+
+// rawServer answers every connection with the bytes of answer, whatever
+// they hold (a server net/http would not let the test write), and returns
+// its http://127.0.0.1:PORT URL.
+func rawServer(t *testing.T, answer string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				buf := make([]byte, 8192)
+				_, _ = c.Read(buf)
+				_, _ = io.WriteString(c, answer)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
 }

@@ -99,6 +99,9 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List)
 				msg := fmt.Sprintf("requires %q is not a capability this engine knows", r)
 				if s := yamlx.Suggest(r, KnownRequires); s != "" {
 					l.Errorf(pos, "%s (did you mean %q?)", msg, s)
+				} else if !serviceRE.MatchString(r) {
+					// An unknown capability is shown to the user by name.
+					l.Errorf(pos, "%s; a capability is a name matching [a-z][a-z0-9-]* (at most 40 characters)", msg)
 				} else {
 					l.Warnf(pos, "%s; a host that lacks it hides the document", msg)
 				}

@@ -17,13 +17,16 @@ const maxErrorText = 500
 func ChangeLines(d Delta) []string {
 	out := make([]string, 0, len(d.Changes))
 	for _, c := range d.Changes {
+		// The lines are stored and printed later as they are: no control
+		// character from a document may reach a terminal through them.
+		msg := safe(c.Message)
 		switch {
 		case c.Wider:
-			out = append(out, "+ "+c.Message)
+			out = append(out, "+ "+msg)
 		case c.Kind == Narrowed || c.Kind == Removed:
-			out = append(out, "- "+c.Message)
+			out = append(out, "- "+msg)
 		default:
-			out = append(out, "  "+c.Message)
+			out = append(out, "  "+msg)
 		}
 	}
 	return out
