@@ -223,7 +223,17 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 	out := &t.resp
 	*out = Response{Status: resp.StatusCode, MediaType: mt}
 	if textual(mt) {
-		out.Body = c.p.red.bytesInPlace(toUTF8(body, mt, label))
+		text := toUTF8(body, mt, label)
+		if len(text) != len(body) || len(text) > 0 && &text[0] != &body[0] {
+			// Decoded from another charset: a credential the server sent
+			// as it is, under a label that reads its bytes as other
+			// characters (UTF-16, a GB18030 lead byte before it), is
+			// redacted in the bytes first.
+			if raw := c.p.red.bytes(body); len(raw) != len(body) || &raw[0] != &body[0] {
+				text = toUTF8(raw, mt, label)
+			}
+		}
+		out.Body = c.p.red.bytesInPlace(text)
 	} else {
 		out.Binary = true
 	}

@@ -198,14 +198,15 @@ func mergeSpans(spans []span) []span {
 }
 
 // foldedMatch reports whether s holds a credential in any letter case (for
-// header names, which HTTP canonicalises).
+// header names, which HTTP canonicalises), also under escapes (a name may
+// hold %XX escapes, and a step can decode them).
 func (r *redactor) foldedMatch(s string) bool {
 	st := r.st.Load()
 	if len(st.pats) == 0 || len(s) < st.minLen {
 		return false
 	}
 	var arr [4]span
-	return len(st.lower.search(strings.ToLower(s), arr[:0])) > 0
+	return len(st.findIn(st.lower, true, strings.ToLower(s), arr[:0])) > 0
 }
 
 // string is bytes for strings.
@@ -254,12 +255,19 @@ func firstEscape(b string) int {
 // up to maxUnwrap decoded views, each view decoding the escapes of the one
 // before; a match in a view maps back through the views to b.
 func (r *redState) find(b string, spans []span) []span {
+	return r.findIn(r.m, false, b, spans)
+}
+
+// findIn is find with the patterns of m; with fold, each decoded view is
+// lower-cased (in ASCII, so offsets hold) before m searches it, for m the
+// lower-cased patterns and b lower-cased text.
+func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 	// Escapes only shorten text, so text shorter than every pattern
 	// holds none, in any form.
 	if len(r.pats) == 0 || len(b) < r.minLen {
 		return spans
 	}
-	spans = r.m.search(b, spans)
+	spans = m.search(b, spans)
 	var chain [maxUnwrap]*view
 	defer func() {
 		for _, v := range chain {
@@ -280,8 +288,15 @@ func (r *redState) find(b string, spans []span) []span {
 			break
 		}
 		chain[level] = v
+		if fold {
+			for i, c := range v.text {
+				if c >= 'A' && c <= 'Z' {
+					v.text[i] = c + 'a' - 'A'
+				}
+			}
+		}
 		text = unsafe.String(unsafe.SliceData(v.text), len(v.text))
-		for _, s := range r.m.search(text, nil) {
+		for _, s := range m.search(text, nil) {
 			from, to := s.from, s.to
 			for l := level; l >= 0; l-- {
 				from, to = chain[l].orig(from, false), chain[l].orig(to-1, true)

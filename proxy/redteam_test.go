@@ -1,0 +1,106 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/text/encoding/unicode"
+)
+
+// A server that echoes a credential as it is, under a charset label that
+// reads its bytes as other characters, must not hand the step a text from
+// which one line of jq gets the bytes back: UTF-16 turns each pair of
+// ASCII bytes into one character, and an unlabelled non-UTF-8 body's
+// GB18030 lead byte swallows the credential's first character, leaving
+// the rest unmatched.
+func TestCharsetLabelDoesNotHideCredential(t *testing.T) {
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		tok := r.Header.Get("Synjones-Auth")
+		switch r.URL.Path {
+		case "/utf16le":
+			w.Header().Set("Content-Type", "text/plain; charset=utf-16le")
+			w.Write([]byte("ab" + tok + "z"))
+		case "/utf16be":
+			w.Header().Set("Content-Type", "application/json; charset=UTF-16BE")
+			w.Write([]byte("a" + tok + "z"))
+		case "/lead":
+			w.Header().Set("Content-Type", "text/plain")
+			w.Write([]byte("\x81" + tok))
+		case "/meta":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte(`<meta charset="gbk"><p>` + "\xb6\xfe\xbd\xcc\x81" + tok))
+		case "/honest":
+			w.Header().Set("Content-Type", "text/plain; charset=utf-16le")
+			b, _ := unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewEncoder().Bytes([]byte("x " + tok))
+			w.Write(b)
+		}
+	})
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card"))
+	tail := cardToken[len("bearer e"):] // what a swallowed first character leaves
+	for _, path := range []string{"/utf16le", "/utf16be", "/lead", "/meta", "/honest"} {
+		resp, err := call.Do(context.Background(), &Request{Service: "card", Path: path})
+		require.NoError(t, err, path)
+		body := string(resp.Body)
+		assertNoSecret(t, path, body)
+		assert.NotContains(t, body, tail, path)
+		// What a step recovers from the characters: their code points'
+		// bytes, as UTF-16 pairs.
+		var le, be strings.Builder
+		for _, r := range body {
+			le.Write([]byte{byte(r), byte(r >> 8)})
+			be.Write([]byte{byte(r >> 8), byte(r)})
+		}
+		assert.NotContains(t, le.String(), "eyJhbGciOiJIUzI1NiJ9", path)
+		assert.NotContains(t, be.String(), "eyJhbGciOiJIUzI1NiJ9", path)
+	}
+	resp, err := call.Do(context.Background(), &Request{Service: "card", Path: "/honest"})
+	require.NoError(t, err)
+	assert.Equal(t, "x "+Marker, string(resp.Body), "a credential in the declared charset is redacted after decoding")
+}
+
+// Response header names are tokens, which may hold %XX escapes: a name
+// holding a credential escaped (in any letter case, as HTTP canonicalises
+// names) is dropped, as the plain one is.
+func TestEscapedCredentialInHeaderNameDropped(t *testing.T) {
+	const jwt = "eyJhbGciOiJIUzI1NiJ9.Y2FyZC10b2tlbi0xMjM0NTY.s1gnatur3XyZ"
+	pct := func(s string, upper bool) string {
+		var b strings.Builder
+		for _, c := range []byte(s) {
+			h := strconv.FormatInt(int64(c), 16)
+			if upper {
+				h = strings.ToUpper(h)
+			}
+			b.WriteString("%" + h)
+		}
+		return b.String()
+	}
+	names := []string{
+		"X-" + url.QueryEscape(jwt),
+		"X-" + pct(jwt, false),
+		"X-" + pct(jwt, true),
+		"X-" + strings.ReplaceAll(jwt, "s", "%73"),
+		"X-" + strings.ReplaceAll(url.QueryEscape(url.QueryEscape(jwt)), ".", "%2E"),
+	}
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		for _, n := range names {
+			w.Header()[n] = []string{"1"}
+		}
+		w.Header().Set("X-Plain", "kept")
+	})
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	resp, err := p.NewCall("demo", access("card")).Do(context.Background(), &Request{Service: "card", Path: "/"})
+	require.NoError(t, err)
+	for k := range resp.Header {
+		un, _ := url.QueryUnescape(k)
+		un2, _ := url.QueryUnescape(un)
+		assert.NotContains(t, strings.ToLower(un2), strings.ToLower(jwt), "header %s", k)
+	}
+	assert.Equal(t, "kept", resp.Header.Get("X-Plain"))
+}
