@@ -6,6 +6,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/internal/gittest"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/dirhash"
 )
@@ -790,6 +793,365 @@ steps:
 		requireFailed(t, r, 1, v)
 		require.Len(t, s.requests(), before, "%q: nothing sent", v)
 	}
+}
+
+const crowdTool = "description: How full the canteen is.\neffect: read\ninput: {type: object, properties: {hall: {type: string, description: the hall}}}\nsteps:\n  - return: '{hall: ($input.hall // \"学一\"), crowd: 0.5}'\n"
+
+// fencedDoc is a whole plugin in one PLUGIN.md.
+func fencedDoc(id, version, front string) string {
+	return auditDoc(id, version, front) + "\n```yaml tool crowd\n" + crowdTool + "```\n"
+}
+
+// requireNothingStored checks the home holds no installed document.
+func requireNothingStored(t *testing.T, home, what string) {
+	t.Helper()
+	require.Equal(t, []string{}, listIDs(t, home, nil), what)
+	entries, _ := os.ReadDir(filepath.Join(home, "store"))
+	require.Empty(t, entries, "%s: no stored files", what)
+}
+
+// toolNames runs tools --json and returns the model names of plugin id's tools.
+func toolNames(t *testing.T, home string, env []string, id string) []string {
+	t.Helper()
+	r := harness(t, home, env, "tools", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var cat struct {
+		Plugins []struct {
+			ID    string
+			Tools []struct{ Name string }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &cat), r.stdout)
+	names := []string{}
+	for _, p := range cat.Plugins {
+		if p.ID == id {
+			for _, tl := range p.Tools {
+				names = append(names, tl.Name)
+			}
+		}
+	}
+	return names
+}
+
+// Every link form of the contract: a GitHub folder (tree) link, a blob
+// PLUGIN.md link, an http loopback PLUGIN.md URL, an https PLUGIN.md URL and
+// a local path (folder and single file). Without --yes nothing is stored;
+// with it the document is stored under the hash of what was fetched.
+func TestAuditInstallLinkForms(t *testing.T) {
+	g := gittest.New(t)
+	repo := g.Repo("alice/plugins", true)
+	folderFiles := map[string]string{
+		"canteen/PLUGIN.md":        auditDoc("canteen-x", "1.0.0", ""),
+		"canteen/tools/crowd.yaml": crowdTool,
+		"canteen/.github/ci.yml":   "not part of the document",
+		"wallet/PLUGIN.md":         auditDoc("wallet-x", "1.0.0", ""),
+		"wallet/tools/crowd.yaml":  crowdTool,
+		"README.md":                "# plugins\n",
+	}
+	g.Commit(repo, "main", folderFiles)
+	env := []string{"HARNESS_GIT_BASE=" + g.Base()}
+	local := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": folderFiles["canteen/PLUGIN.md"], "tools/crowd.yaml": crowdTool})
+	wantHash, err := dirhash.HashDir(local, "", dirhash.Hash1)
+	require.NoError(t, err)
+
+	urlDoc := fencedDoc("news-x", "1.0.0", "")
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/docs/PLUGIN.md" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		_, _ = io.WriteString(w, urlDoc)
+	}))
+	t.Cleanup(plain.Close)
+	tlsDoc := fencedDoc("secure-x", "1.0.0", "")
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/a/b/PLUGIN.md" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, tlsDoc)
+	}))
+	t.Cleanup(secure.Close)
+	// The binary trusts the test server's certificate through SSL_CERT_FILE.
+	certFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644))
+	tlsEnv := append([]string{"SSL_CERT_FILE=" + certFile}, env...)
+	singleDir := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc("single-x", "1.0.0", "")})
+	wantSingle, err := dirhash.HashDir(singleDir, "", dirhash.Hash1)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		link, id string
+		env      []string
+		hash     string
+		kind     string
+	}{
+		{"https://github.com/alice/plugins/tree/main/canteen", "canteen-x", env, wantHash, "github"},
+		{"https://github.com/alice/plugins/blob/main/wallet/PLUGIN.md", "wallet-x", env, "", "github"},
+		{plain.URL + "/docs/PLUGIN.md", "news-x", env, "", "url"},
+		{strings.Replace(plain.URL, "127.0.0.1", "localhost", 1) + "/docs/PLUGIN.md", "news-x", env, "", "url"},
+		{secure.URL + "/a/b/PLUGIN.md", "secure-x", tlsEnv, "", "url"},
+		{local, "canteen-x", env, wantHash, "local"},
+		{filepath.Join(singleDir, "PLUGIN.md"), "single-x", env, wantSingle, "local"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			r := harness(t, home, tc.env, "install", tc.link)
+			require.Equal(t, 1, r.code, "%s without --yes: %s", tc.link, r.stderr)
+			require.Contains(t, r.stdout+r.stderr, tc.id, "the review sheet is shown before the question")
+			require.Contains(t, r.stderr, "--yes")
+			requireNothingStored(t, home, tc.link)
+
+			r = harness(t, home, tc.env, "install", tc.link, "--yes")
+			require.Equal(t, 0, r.code, "%s: %s", tc.link, r.stderr)
+			r = harness(t, home, tc.env, "list", "--json")
+			require.Equal(t, 0, r.code, r.stderr)
+			var list []struct{ ID, Hash, Trust, Kind, Link string }
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &list), r.stdout)
+			require.Len(t, list, 1)
+			require.Equal(t, tc.id, list[0].ID)
+			require.Equal(t, "community", list[0].Trust)
+			require.Equal(t, tc.kind, list[0].Kind)
+			if tc.hash != "" {
+				require.Equal(t, tc.hash, list[0].Hash)
+			}
+			require.Equal(t, []string{tc.id + "__crowd"}, toolNames(t, home, tc.env, tc.id))
+			r = harness(t, home, tc.env, "run", tc.id, "crowd", "--input", `{"hall":"农园"}`)
+			require.Equal(t, 0, r.code, r.stderr)
+			require.JSONEq(t, `{"hall":"农园","crowd":0.5}`, r.stdout)
+
+			// Installing the same link again changes nothing and succeeds.
+			r = harness(t, home, tc.env, "install", tc.link, "--yes")
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Equal(t, []string{tc.id}, listIDs(t, home, tc.env))
+		})
+	}
+
+	// Links that fail store nothing: a missing folder, a missing URL, an
+	// invalid document, a blob link that does not name PLUGIN.md.
+	home := t.TempDir()
+	for _, link := range []string{
+		"https://github.com/alice/plugins/tree/main/nothing",
+		"https://github.com/alice/nosuchrepo/tree/main/canteen",
+		"https://github.com/alice/plugins/blob/main/canteen/tools/crowd.yaml",
+		plain.URL + "/missing/PLUGIN.md",
+		plain.URL + "/docs/README.md",
+		filepath.Join(t.TempDir(), "missing"),
+	} {
+		r := harness(t, home, env, "install", link, "--yes")
+		requireFailed(t, r, 1, link)
+		requireNothingStored(t, home, link)
+	}
+}
+
+// Plain http is refused for any host that is not loopback, before any
+// connection (the decision is the link parser's; no packet is sent).
+func TestAuditPlainHTTPOnlyLoopback(t *testing.T) {
+	for _, link := range []string{"http://127.0.0.1:8080/PLUGIN.md", "http://localhost/x/PLUGIN.md", "http://[::1]:9/PLUGIN.md"} {
+		_, err := fetch.ParseLink(link)
+		require.NoError(t, err, link)
+	}
+	for _, link := range []string{"http://example.edu.cn/PLUGIN.md", "http://10.0.0.1/PLUGIN.md", "http://github.com/a/b/tree/main/x", "ftp://example.edu.cn/PLUGIN.md"} {
+		_, err := fetch.ParseLink(link)
+		require.Error(t, err, link)
+		// The binary refuses it as well, naming the rule.
+		home := t.TempDir()
+		r := harness(t, home, nil, "install", link, "--yes")
+		requireFailed(t, r, 1, link)
+		requireNothingStored(t, home, link)
+	}
+}
+
+// installedEntry is one entry of list --json.
+type installedEntry struct {
+	ID, Version, Hash, Link string
+	Pending                 *struct {
+		Version, Hash string
+		Wider         bool
+	}
+}
+
+func listEntries(t *testing.T, home string, env []string) map[string]installedEntry {
+	t.Helper()
+	r := harness(t, home, env, "list", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var list []installedEntry
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list), r.stdout)
+	out := map[string]installedEntry{}
+	for _, e := range list {
+		out[e.ID] = e
+	}
+	return out
+}
+
+// update: at most once a day per link under HARNESS_NOW unless --force;
+// same or narrower applies, wider waits for accept; --check changes nothing.
+func TestAuditUpdateDaily(t *testing.T) {
+	g := gittest.New(t)
+	repo := g.Repo("bob/docs", true)
+	narrowFront := "access:\n  campus:\n    - service: card\n      paths: [/api/]\n"
+	baseFront := narrowFront + "  abilities: [kv]\n"
+	widerFront := narrowFront + "    - treehole\n  abilities: [kv]\n"
+	commit := func(version, front string) {
+		g.Commit(repo, "main", map[string]string{"lib/PLUGIN.md": auditDoc("lib", version, front), "lib/tools/crowd.yaml": crowdTool})
+	}
+	commit("1.0.0", baseFront)
+	home := t.TempDir()
+	link := "https://github.com/bob/docs/tree/main/lib"
+	t0 := "2030-03-01T08:00:00Z"
+	at := func(ts string) []string { return []string{"HARNESS_GIT_BASE=" + g.Base(), "HARNESS_NOW=" + ts} }
+
+	r := harness(t, home, at(t0), "update")
+	require.Equal(t, 0, r.code, "nothing installed: %s", r.stderr)
+	r = harness(t, home, at(t0), "install", link, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	installed := listEntries(t, home, nil)["lib"]
+
+	// Checked at install: an hour later it is not due, and nothing is asked.
+	g.Reset()
+	r = harness(t, home, at("2030-03-01T09:00:00Z"), "update")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "not due")
+	require.Zero(t, g.Listings.Load()+g.Fetches.Load(), "no request to the git server")
+	// --force checks now.
+	r = harness(t, home, at("2030-03-01T09:00:00Z"), "update", "--force")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "unchanged")
+	require.NotZero(t, g.Listings.Load())
+
+	// A narrower version: not before a day has passed since the last check.
+	commit("1.1.0", narrowFront)
+	g.Reset()
+	r = harness(t, home, at("2030-03-02T08:30:00Z"), "update")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Zero(t, g.Listings.Load(), "the forced check at 09:00 counts: %s", r.stdout)
+	require.Equal(t, "1.0.0", listEntries(t, home, nil)["lib"].Version)
+	r = harness(t, home, at("2030-03-02T09:00:00Z"), "update")
+	require.Equal(t, 0, r.code, r.stderr)
+	e := listEntries(t, home, nil)["lib"]
+	require.Equal(t, "1.1.0", e.Version, "narrower applies at once: %s", r.stdout)
+	require.Nil(t, e.Pending)
+	require.NotEqual(t, installed.Hash, e.Hash)
+
+	// A wider version: --check reports it and stores nothing.
+	commit("1.2.0", widerFront)
+	r = harness(t, home, at("2030-03-04T09:00:00Z"), "update", "--check")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "wider")
+	require.Contains(t, r.stdout, "treehole")
+	e = listEntries(t, home, nil)["lib"]
+	require.Equal(t, "1.1.0", e.Version)
+	require.Nil(t, e.Pending, "--check changes nothing")
+	r = harness(t, home, nil, "accept", "lib")
+	requireFailed(t, r, 1, "accept with nothing pending")
+
+	// update holds it as pending; the installed version keeps working.
+	r = harness(t, home, at("2030-03-04T09:00:00Z"), "update")
+	require.Equal(t, 0, r.code, r.stderr)
+	e = listEntries(t, home, nil)["lib"]
+	require.Equal(t, "1.1.0", e.Version)
+	require.NotNil(t, e.Pending)
+	require.True(t, e.Pending.Wider)
+	require.Equal(t, "1.2.0", e.Pending.Version)
+	r = harness(t, home, nil, "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "pending")
+	r = harness(t, home, nil, "run", "lib", "crowd")
+	require.Equal(t, 0, r.code, r.stderr)
+
+	r = harness(t, home, at("2030-03-04T10:00:00Z"), "accept", "lib")
+	require.Equal(t, 0, r.code, r.stderr)
+	e = listEntries(t, home, nil)["lib"]
+	require.Equal(t, "1.2.0", e.Version)
+	require.Nil(t, e.Pending)
+	r = harness(t, home, at("2030-03-04T10:00:00Z"), "accept", "lib")
+	requireFailed(t, r, 1, "accept twice")
+	r = harness(t, home, nil, "accept", "not-installed")
+	requireFailed(t, r, 1, "accept of an unknown id")
+
+	// A bad HARNESS_NOW is a usage error, not a silent real clock.
+	r = harness(t, home, []string{"HARNESS_NOW=tomorrow"}, "update")
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "HARNESS_NOW")
+}
+
+// review and diff take links as well as paths: a GitHub folder, a blob
+// PLUGIN.md link and a PLUGIN.md URL; diff --json has wider and changes.
+func TestAuditReviewDiffLinks(t *testing.T) {
+	g := gittest.New(t)
+	repo := g.Repo("carol/p", true)
+	v1 := map[string]string{"doc/PLUGIN.md": auditDoc("doc", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"), "doc/tools/crowd.yaml": crowdTool}
+	g.Commit(repo, "v1", v1)
+	g.Commit(repo, "main", map[string]string{"doc/PLUGIN.md": auditDoc("doc", "2.0.0", "access:\n  web: [https://news.example.edu.cn, https://forum.example.com]\n"), "doc/tools/crowd.yaml": crowdTool})
+	env := []string{"HARNESS_GIT_BASE=" + g.Base()}
+	home := t.TempDir()
+	local := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": v1["doc/PLUGIN.md"], "tools/crowd.yaml": crowdTool})
+	wantHash, err := dirhash.HashDir(local, "", dirhash.Hash1)
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, fencedDoc("doc", "3.0.0", "access:\n  web: [https://news.example.edu.cn]\n  abilities: [kv]\n"))
+	}))
+	t.Cleanup(srv.Close)
+	urlLink := srv.URL + "/x/PLUGIN.md"
+
+	for link, version := range map[string]string{
+		"https://github.com/carol/p/tree/v1/doc":           "1.0.0",
+		"https://github.com/carol/p/blob/v1/doc/PLUGIN.md": "1.0.0",
+		"https://github.com/carol/p/tree/main/doc":         "2.0.0",
+		urlLink: "3.0.0",
+	} {
+		r := harness(t, home, env, "review", link, "--json")
+		require.Equal(t, 0, r.code, "%s: %s", link, r.stderr)
+		var sheet struct{ ID, Version, Hash, Trust string }
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &sheet), r.stdout)
+		require.Equal(t, "doc", sheet.ID)
+		require.Equal(t, version, sheet.Version, link)
+		require.Equal(t, "community", sheet.Trust)
+		require.True(t, strings.HasPrefix(sheet.Hash, "h1:"), sheet.Hash)
+		if version == "1.0.0" {
+			require.Equal(t, wantHash, sheet.Hash, "the hash of what was fetched")
+		}
+		r = harness(t, home, env, "review", link)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "crowd")
+	}
+
+	for _, tc := range []struct {
+		old, new string
+		wider    bool
+	}{
+		{"https://github.com/carol/p/tree/v1/doc", "https://github.com/carol/p/tree/main/doc", true},
+		{"https://github.com/carol/p/tree/main/doc", "https://github.com/carol/p/blob/v1/doc/PLUGIN.md", false},
+		{local, "https://github.com/carol/p/tree/main/doc", true},
+		{"https://github.com/carol/p/tree/v1/doc", local, false},
+		{local, urlLink, true},
+	} {
+		r := harness(t, home, env, "diff", tc.old, tc.new, "--json")
+		require.Equal(t, 0, r.code, "%s → %s: %s", tc.old, tc.new, r.stderr)
+		var d struct {
+			Wider   *bool             `json:"wider"`
+			Changes []json.RawMessage `json:"changes"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+		require.NotNil(t, d.Wider)
+		require.NotNil(t, d.Changes)
+		require.Equal(t, tc.wider, *d.Wider, "%s → %s: %s", tc.old, tc.new, r.stdout)
+		if tc.wider {
+			require.NotEmpty(t, d.Changes)
+		}
+	}
+	r := harness(t, home, env, "diff", "https://github.com/carol/p/tree/v1/doc", "https://github.com/carol/p/tree/main/doc")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "forum.example.com")
+
+	// A link that cannot be fetched: exit 1 with a message.
+	r = harness(t, home, env, "review", "https://github.com/carol/p/tree/main/missing")
+	requireFailed(t, r, 1, "review of a missing folder")
+	r = harness(t, home, env, "diff", local, srv.URL+"/y/README.md", "--json")
+	requireFailed(t, r, 1, "diff with a bad link")
 }
 
 var (
