@@ -4,7 +4,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -112,4 +114,35 @@ func TestRedteamRunEchoUnderCharsetOrHeaderName(t *testing.T) {
 			require.Contains(t, evil.text(), "POST /x", "the attacker got the request, without the session")
 		})
 	}
+}
+
+// A campus service that redirects every request several times and then
+// fails, to a plugin that retries every request in a loop: the requests
+// on the wire stay within the proxy's bound per call (100), redirect hops
+// and retries included, and the run ends with exit 1 naming the limit.
+func TestRedteamRunRedirectsAndRetriesDoNotMultiplyRequests(t *testing.T) {
+	var mu sync.Mutex
+	hits := 0
+	p := newPortal(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		if n < 5 {
+			http.Redirect(w, r, "/r?n="+strconv.Itoa(n+1), http.StatusFound)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	services, secrets := serviceFiles(t, p.srv.URL)
+	doc := attackDoc(t, "1", "  - jq: '[range(60)]'\n  - foreach:\n      in: .\n      steps:\n"+
+		"        - request: {service: portal, path: /r, query: {n: '0'}, retry: {attempts: 5, backoff: 1ms}}\n  - return: 'length'\n")
+	r := harness(t, t.TempDir(), nil, "run", doc, "t", "--services", services, "--secrets", secrets)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, "more than 100 requests")
+	mu.Lock()
+	defer mu.Unlock()
+	require.LessOrEqual(t, hits, 100)
+	require.Positive(t, hits)
 }

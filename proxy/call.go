@@ -73,6 +73,7 @@ type Call struct {
 	web    map[string]bool // canonical origins
 	sem    chan struct{}
 	n      atomic.Int64
+	sent   atomic.Int64 // requests on the wire: every redirect hop and retry
 
 	jarMu sync.Mutex
 	jar   map[string]map[string]string // origin -> cookie name -> value

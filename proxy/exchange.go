@@ -38,6 +38,11 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 			req.ContentLength = int64(len(b))
 			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 		}
+		// Every hop and every retry is a request on the wire: together
+		// they stay within MaxRequests, however a server redirects.
+		if c.sent.Add(1) > int64(c.p.lim.MaxRequests) {
+			return nil, fmt.Errorf("%w: the call sent more than %d requests (redirects and retries included)", ErrLimit, c.p.lim.MaxRequests)
+		}
 		resp, err := rt.RoundTrip(req)
 		if err != nil {
 			return nil, c.transportErr(ctx, actx, t, cur, err)

@@ -18,7 +18,8 @@ type Limits struct {
 	// MaxRedirects bounds the redirects the proxy follows per request
 	// (default 5).
 	MaxRedirects int
-	// MaxRequests bounds the requests of one call (default 100).
+	// MaxRequests bounds the requests of one call, and the requests it
+	// sends on the wire, each redirect hop and retry included (default 100).
 	MaxRequests int
 	// CallConcurrency bounds the requests in flight in one call (default 4).
 	CallConcurrency int

@@ -104,3 +104,28 @@ func TestEscapedCredentialInHeaderNameDropped(t *testing.T) {
 	}
 	assert.Equal(t, "kept", resp.Header.Get("X-Plain"))
 }
+
+// MaxRequests bounds the requests a call sends on the wire, each redirect
+// hop and each retry included: a server that redirects or fails every
+// request cannot multiply a plugin's requests.
+func TestWireRequestsBounded(t *testing.T) {
+	card := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		if n < 3 {
+			http.Redirect(w, r, "/r?n="+strconv.Itoa(n+1), http.StatusFound)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	p := testProxy(t, card, nil, nil, Limits{MaxRequests: 10}, nil)
+	call := p.NewCall("demo", access("card"))
+	var err error
+	for i := 0; i < 10 && err == nil; i++ {
+		_, err = call.Do(context.Background(), &Request{Service: "card", Path: "/r", Query: url.Values{"n": {"0"}},
+			Retry: &RetryPolicy{Max: 3, Backoff: 1}})
+	}
+	require.ErrorIs(t, err, ErrLimit)
+	assert.Contains(t, err.Error(), "redirects and retries included")
+	assert.Equal(t, int64(10), card.n.Load(), "requests on the wire")
+	assert.Equal(t, 1, call.Requests(), "one request of the step, redirected and retried")
+}
