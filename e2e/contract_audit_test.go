@@ -1154,6 +1154,38 @@ func TestAuditReviewDiffLinks(t *testing.T) {
 	requireFailed(t, r, 1, "diff with a bad link")
 }
 
+// install fails and stores nothing when the home could not load the
+// document: a community document taking a bundled id, or an id or legacy
+// id another installed document claims. Before, install said "installed"
+// and the document was then refused at every use.
+func TestAuditInstallIDClash(t *testing.T) {
+	home := t.TempDir()
+	for _, front := range []string{"", "legacy:\n  ids: [grades]\n"} {
+		id := "wallet"
+		if front != "" {
+			id = "my-grades"
+		}
+		doc := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc(id, "9.0.0", front)})
+		r := harness(t, home, nil, "install", doc, "--yes")
+		requireFailed(t, r, 1, "install of "+id)
+		require.Contains(t, r.stderr, "nothing installed")
+		requireNothingStored(t, home, id)
+	}
+	first := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc("notes-x", "1.0.0", "legacy:\n  ids: [old-notes]\n")})
+	r := harness(t, home, nil, "install", first, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, files := range []map[string]string{
+		{"PLUGIN.md": fencedDoc("old-notes", "1.0.0", "")},
+		{"PLUGIN.md": fencedDoc("aaa-notes", "1.0.0", "legacy:\n  ids: [notes-x]\n")},
+	} {
+		r = harness(t, home, nil, "install", writeFiles(t, t.TempDir(), files), "--yes")
+		requireFailed(t, r, 1, "a clash with an installed document")
+		require.Equal(t, []string{"notes-x"}, listIDs(t, home, nil))
+	}
+	// The bundled wallet keeps its id and its tools.
+	require.Equal(t, []string{"wallet__cardBalance", "wallet__transactions"}, toolNames(t, home, nil, "wallet"))
+}
+
 var (
 	_ = io.EOF
 	_ = http.StatusOK

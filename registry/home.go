@@ -107,6 +107,13 @@ func OpenHome(ctx context.Context, fs *fetch.Store, bundled []Bundle, opts ...Op
 		return nil, err
 	}
 	r := New(append([]Option{WithStore(NewStateStore(fs))}, opts...)...)
+	addHome(r, installed, bundled)
+	return r, nil
+}
+
+// addHome adds the bundled documents and then the installed ones, as
+// OpenHome does; it returns why each installed id was refused.
+func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[string]error {
 	replaced := map[string]bool{}
 	for _, in := range installed {
 		if in.Err == nil && in.Entry.Trust == string(Official) {
@@ -124,17 +131,52 @@ func OpenHome(ctx context.Context, fs *fetch.Store, bundled []Bundle, opts ...Op
 		}
 		r.AddDocument(p, Official, DocOptions{Origin: Bundled, Core: b.Core}) // a clash is noted in Problems
 	}
+	installed = append([]fetch.Installed(nil), installed...)
 	sort.Slice(installed, func(i, j int) bool { return installed[i].Entry.ID < installed[j].Entry.ID })
+	refused := map[string]error{}
 	for _, in := range installed {
 		if in.Err != nil {
 			r.note(in.Err)
+			refused[in.Entry.ID] = in.Err
 			continue
 		}
 		trust, err := ParseTrust(in.Entry.Trust)
 		if err != nil {
 			trust = Community
 		}
-		r.AddFiles(in.Files, trust, DocOptions{Origin: Installed}) // problems are noted
+		if _, err := r.AddFiles(in.Files, trust, DocOptions{Origin: Installed}); err != nil { // problems are noted
+			refused[in.Entry.ID] = err
+		}
 	}
-	return r, nil
+	return refused
+}
+
+// CheckInstall reports whether installing p with trust, in place of any
+// installed document of the same id, keeps the home folder's documents
+// usable as OpenHome will load them: an error wrapping ErrConflict when p's
+// id or one of its legacy ids is already claimed by a bundled or another
+// installed document, or when p would push out an installed document that
+// loads today.
+func CheckInstall(ctx context.Context, fs *fetch.Store, bundled []Bundle, p *manifest.Plugin, trust Trust) error {
+	installed, err := fs.LoadInstalled(ctx)
+	if err != nil {
+		return err
+	}
+	before := addHome(New(), installed, bundled)
+	after := []fetch.Installed{{Entry: &fetch.Entry{ID: p.ID, Trust: string(trust)}, Files: p.Files}}
+	for _, in := range installed {
+		if in.Entry.ID != p.ID {
+			after = append(after, in)
+		}
+	}
+	refused := addHome(New(), after, bundled)
+	if err := refused[p.ID]; err != nil {
+		return err
+	}
+	for _, in := range after[1:] {
+		if err := refused[in.Entry.ID]; err != nil && before[in.Entry.ID] == nil {
+			return fmt.Errorf("%w: installing %s would push out the installed %s: %v", ErrConflict, p.ID, in.Entry.ID, err)
+		}
+	}
+	return nil
 }

@@ -114,3 +114,45 @@ func TestHomeStoreLimits(t *testing.T) {
 	require.Len(t, entries, 1)
 	assert.Equal(t, "ok.json", entries[0].Name())
 }
+
+// TestCheckInstall: a document is admitted only when the home would load
+// it, and it pushes out no installed document that loads today.
+func TestCheckInstall(t *testing.T) {
+	ctx := context.Background()
+	s, err := fetch.OpenStore(t.TempDir())
+	require.NoError(t, err)
+	all, err := official.Files()
+	require.NoError(t, err)
+	var bundled []registry.Bundle
+	for _, id := range official.Names {
+		bundled = append(bundled, registry.Bundle{Files: all[id]})
+	}
+	install(t, s, docFiles("notes", "legacy:\n  ids: [old-notes]\n", nil), "community", nil)
+	parse := func(files manifest.Files) *manifest.Plugin {
+		p, l := manifest.Parse(files)
+		require.False(t, l.HasErrors(), l.Error())
+		return p
+	}
+	for _, tc := range []struct {
+		what  string
+		files manifest.Files
+		trust registry.Trust
+		ok    bool
+	}{
+		{"a new id", docFiles("fresh", "", nil), registry.Community, true},
+		{"a new version of an installed id", docFiles("notes", "legacy:\n  ids: [old-notes]\n", nil), registry.Community, true},
+		{"a community document with a bundled id", docFiles("wallet", "", nil), registry.Community, false},
+		{"an official release of a bundled id", docFiles("wallet", "", nil), registry.Official, true},
+		{"a bundled id as a legacy id", docFiles("fresh", "legacy:\n  ids: [wallet]\n", nil), registry.Community, false},
+		{"another document's legacy id", docFiles("old-notes", "", nil), registry.Community, false},
+		{"an installed id as a legacy id (sorted first)", docFiles("aaa", "legacy:\n  ids: [notes]\n", nil), registry.Community, false},
+		{"an installed id as a legacy id (sorted last)", docFiles("zzz", "legacy:\n  ids: [notes]\n", nil), registry.Community, false},
+	} {
+		err := registry.CheckInstall(ctx, s, bundled, parse(tc.files), tc.trust)
+		if tc.ok {
+			assert.NoError(t, err, tc.what)
+		} else {
+			assert.ErrorIs(t, err, registry.ErrConflict, tc.what)
+		}
+	}
+}

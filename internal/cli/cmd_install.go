@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/review"
 	"github.com/spf13/cobra"
 )
@@ -115,6 +116,15 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 			fmt.Fprintf(app.Stdout, "%s %s is already installed (%s)\n", p.ID, p.Version, hash)
 			return nil
 		}
+	}
+	// A document the home could not load (its id or a legacy id taken by a
+	// bundled or another installed document) is not stored.
+	bundled, err := bundledDocuments()
+	if err != nil {
+		return Exit(ExitFailed, err)
+	}
+	if err := registry.CheckInstall(ctx, store, bundled, p, registry.Trust(d.Trust)); err != nil {
+		return Exitf(ExitFailed, "%v; nothing installed", err)
 	}
 	info := review.Info{Hash: hash, Trust: d.Trust, Link: l.String(), Commit: d.Commit}
 	if err := writeInstallSheet(app, p, info); err != nil {
