@@ -58,6 +58,7 @@ func requireFailed(t *testing.T, r result, code int, what string) {
 // --home wins over HARNESS_HOME in either position and spelling; without
 // --home, HARNESS_HOME is the store.
 func TestAuditHomePrecedence(t *testing.T) {
+	t.Parallel()
 	envHome, flagHome := t.TempDir(), t.TempDir()
 	doc := skeleton(t)
 	r := harness(t, envHome, nil, "install", doc, "--yes")
@@ -113,6 +114,7 @@ func copyCounting(t *testing.T, src string) string {
 // single PLUGIN.md, and for the same folder named with a relative path; the
 // review sheet, the install and the list show the same hash.
 func TestAuditHash(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	doc := writeFiles(t, t.TempDir(), map[string]string{
 		"PLUGIN.md":            auditDoc("hashed", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"),
@@ -200,6 +202,7 @@ func harnessIn(t *testing.T, dir, home string, env []string, args ...string) res
 // relative, with a trailing slash, a single PLUGIN.md), and every line has
 // the FILE:LINE:COL: message shape.
 func TestAuditLintFileNames(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	parent := t.TempDir()
 	doc := writeFiles(t, filepath.Join(parent, "doc"), map[string]string{
@@ -251,6 +254,7 @@ func orDir(dir, def string) string {
 // for lint, hash, review and diff (exit 0, for a folder and a single
 // PLUGIN.md); run needs it in the catalogue or --services.
 func TestAuditUnknownServiceIsAWarning(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	front := "requires: [campus-session]\naccess:\n  campus:\n    - mystery-office\n    - service: lab-booking\n      paths: [/api/]\n"
 	tool := "description: t\neffect: read\nsteps:\n  - request: {service: mystery-office, path: /x}\n  - request: {service: lab-booking, path: '/api/rooms/${ 1 }'}\n  - return: '.status'\n"
@@ -342,6 +346,7 @@ func servicesFile(t *testing.T, svc, origin string) string {
 // Every exit code of run in every case the contract lists, with nothing
 // on stdout and a readable message on stderr whenever the code is not 0.
 func TestAuditRunExitCodes(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	c := newCounter(t)
 	services := servicesFile(t, "office", c.srv.URL)
@@ -478,6 +483,7 @@ steps:
 // defaults, the stored modes of an installed document or the settings of a
 // bundled one turn it off; a tainted turn makes the agent's auto write ask.
 func TestAuditRunModes(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	c := newCounter(t)
 	services := servicesFile(t, "office", c.srv.URL)
@@ -607,6 +613,7 @@ func (s *site) requests() []seen {
 
 // The skeleton's step semantics, as the contract words them.
 func TestAuditSkeletonSemantics(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	s := newSite(t)
 	u, err := url.Parse(s.srv.URL)
@@ -838,6 +845,7 @@ func toolNames(t *testing.T, home string, env []string, id string) []string {
 // a local path (folder and single file). Without --yes nothing is stored;
 // with it the document is stored under the hash of what was fetched.
 func TestAuditInstallLinkForms(t *testing.T) {
+	t.Parallel()
 	g := gittest.New(t)
 	repo := g.Repo("alice/plugins", true)
 	folderFiles := map[string]string{
@@ -950,6 +958,7 @@ func TestAuditInstallLinkForms(t *testing.T) {
 // Plain http is refused for any host that is not loopback, before any
 // connection (the decision is the link parser's; no packet is sent).
 func TestAuditPlainHTTPOnlyLoopback(t *testing.T) {
+	t.Parallel()
 	for _, link := range []string{"http://127.0.0.1:8080/PLUGIN.md", "http://localhost/x/PLUGIN.md", "http://[::1]:9/PLUGIN.md"} {
 		_, err := fetch.ParseLink(link)
 		require.NoError(t, err, link)
@@ -990,6 +999,7 @@ func listEntries(t *testing.T, home string, env []string) map[string]installedEn
 // update: at most once a day per link under HARNESS_NOW unless --force;
 // same or narrower applies, wider waits for accept; --check changes nothing.
 func TestAuditUpdateDaily(t *testing.T) {
+	t.Parallel()
 	g := gittest.New(t)
 	repo := g.Repo("bob/docs", true)
 	narrowFront := "access:\n  campus:\n    - service: card\n      paths: [/api/]\n"
@@ -1081,6 +1091,7 @@ func TestAuditUpdateDaily(t *testing.T) {
 // review and diff take links as well as paths: a GitHub folder, a blob
 // PLUGIN.md link and a PLUGIN.md URL; diff --json has wider and changes.
 func TestAuditReviewDiffLinks(t *testing.T) {
+	t.Parallel()
 	g := gittest.New(t)
 	repo := g.Repo("carol/p", true)
 	v1 := map[string]string{"doc/PLUGIN.md": auditDoc("doc", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"), "doc/tools/crowd.yaml": crowdTool}
@@ -1159,6 +1170,7 @@ func TestAuditReviewDiffLinks(t *testing.T) {
 // id another installed document claims. Before, install said "installed"
 // and the document was then refused at every use.
 func TestAuditInstallIDClash(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, front := range []string{"", "legacy:\n  ids: [grades]\n"} {
 		id := "wallet"
