@@ -30,15 +30,20 @@ func unshift(s string) string {
 	return string(r)
 }
 
-// requireNoLeak fails when s holds a session value, or all of one but its
-// first character (a guess away from it), as it is, URL-decoded, or with
-// the shift undone.
+// leakWindow is how many consecutive characters of a session value count
+// as a leak: most of a value is a few guesses away from it.
+const leakWindow = 16
+
+// requireNoLeak fails when s holds leakWindow consecutive characters of a
+// session value, as it is, URL-decoded, or with the shift undone.
 func requireNoLeak(t *testing.T, where, s string) {
 	t.Helper()
 	un, _ := url.QueryUnescape(s)
 	for _, form := range []string{s, unshift(s), un, unshift(un)} {
 		for _, v := range []string{sessionCookie, bearerToken} {
-			require.NotContains(t, form, v[1:], "%s holds a session value: %q", where, s)
+			for i := 0; i+leakWindow <= len(v); i++ {
+				require.NotContains(t, form, v[i:i+leakWindow], "%s holds part of a session value: %q", where, s)
+			}
 		}
 	}
 }
@@ -145,4 +150,21 @@ func TestRedteamRunRedirectsAndRetriesDoNotMultiplyRequests(t *testing.T) {
 	defer mu.Unlock()
 	require.LessOrEqual(t, hits, 100)
 	require.Positive(t, hits)
+}
+
+// jq's error messages show a value's first 30 bytes and then " ...": a
+// session value a step rebuilt (from a campus page that echoes it in halves)
+// and then misused shows there cut, which no whole-value match finds. The
+// message on stderr, and the trace, show no part of it.
+func TestRedteamRunErrorPreviewHidesSessionStart(t *testing.T) {
+	p := echoPortal(t)
+	services, secrets := serviceFiles(t, p.srv.URL)
+	for _, misuse := range []string{"{a: .} | .[0]", "[\"x\", .] | .a", "{x: .} | . - 1", "{(\"kkkk\" + .): 1} | .[0]", "\"Bearer \" + . | .a"} {
+		doc := attackDoc(t, "1", "  - request: {service: portal, path: /half1}\n    as: a\n  - request: {service: portal, path: /half2}\n"+
+			"  - jq: '$a.body + .body'\n  - jq: '"+misuse+"'\n")
+		r := harness(t, t.TempDir(), nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace")
+		require.Equal(t, 1, r.code, r.stderr)
+		require.Contains(t, r.stderr, " ...", "the message shows a cut preview")
+		requireNoLeak(t, "stderr", r.stderr)
+	}
 }

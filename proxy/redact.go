@@ -222,6 +222,58 @@ func (r *redactor) string(s string) string {
 	return string(splice([]byte(s), spans))
 }
 
+// previewCut is what a cut preview of a value ends with: jq's error
+// messages show the first 30 bytes of a value's JSON, then " ..." (and the
+// closing quote or bracket).
+const previewCut = " ..."
+
+// previewBytes bounds how much of a value a preview shows.
+const previewBytes = 30
+
+// truncated redacts the start of a credential that a preview cut off: text
+// ending right before previewCut with at least minSecretLen bytes that
+// begin one of the patterns (as they are, or JSON-escaped as a preview
+// shows a string). A whole credential is no longer there for string to
+// find, but its start is most of it.
+func (r *redactor) truncated(s string) string {
+	if !strings.Contains(s, previewCut) {
+		return s
+	}
+	st := r.st.Load()
+	var spans []span
+	for off := 0; off < len(s); {
+		i := strings.Index(s[off:], previewCut)
+		if i < 0 {
+			break
+		}
+		end := off + i
+		for _, p := range st.pats {
+			for _, f := range []string{p, jsonEscaped(p)} {
+				for k := min(len(f)-1, end, previewBytes); k >= minSecretLen; k-- {
+					if s[end-k:end] == f[:k] {
+						spans = append(spans, span{end - k, end})
+						break
+					}
+				}
+			}
+		}
+		off = end + len(previewCut)
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	return string(splice([]byte(s), spans))
+}
+
+// jsonEscaped is p as a JSON string shows it (without the quotes); a
+// credential holds no control character, so only " and \ change.
+func jsonEscaped(p string) string {
+	if !strings.ContainsAny(p, `"\`) {
+		return p
+	}
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p)
+}
+
 // splice replaces the spans (merged when they overlap or touch) by Marker.
 func splice(b []byte, spans []span) []byte {
 	spans = mergeSpans(spans)

@@ -129,3 +129,24 @@ func TestWireRequestsBounded(t *testing.T) {
 	assert.Equal(t, int64(10), card.n.Load(), "requests on the wire")
 	assert.Equal(t, 1, call.Requests(), "one request of the step, redirected and retried")
 }
+
+// jq's error messages show the first 30 bytes of a value and then " ...":
+// the start of a credential cut there is redacted by Call.Redact, as it is
+// or JSON-escaped; other text before " ..." is left alone.
+func TestRedactCutPreview(t *testing.T) {
+	p := testProxy(t, newRecorder(t, nil), nil, nil, Limits{}, MemKeystore(Secrets{
+		"card": {Headers: map[string]string{"synjones-auth": `bearer quo"te\slash-token-0099`}}}))
+	call := p.NewCall("demo", access("card"))
+	for _, msg := range []string{
+		`expected an array but got: object ({"a":"` + "bearer quo\\\"te\\\\slash-tok" + ` ...})`,
+		`expected an object but got: string ("` + `quo\"te\\slash-token-00` + ` ...")`,
+		`cannot subtract: array (["x","` + `quo\"te\\sla` + ` ...]) and number (1)`,
+	} {
+		got := call.Redact(msg)
+		assert.Contains(t, got, Marker+" ...", msg)
+		assert.NotContains(t, got, "slash", msg)
+	}
+	for _, msg := range []string{"loading ...", `object ({"a":"quo ...})`, "abc"} {
+		assert.Equal(t, msg, call.Redact(msg), "text that is no credential's start stays")
+	}
+}
