@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -18,7 +19,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/internal/gittest"
 	"github.com/stretchr/testify/require"
@@ -1196,6 +1199,248 @@ func TestAuditInstallIDClash(t *testing.T) {
 	}
 	// The bundled wallet keeps its id and its tools.
 	require.Equal(t, []string{"wallet__cardBalance", "wallet__transactions"}, toolNames(t, home, nil, "wallet"))
+}
+
+// The services and secrets files exactly as the contract shows them (and
+// with only some of their keys): the proxy attaches the named cookies and
+// headers, a redirect to the login path is a login_required result, and
+// no secret reaches stdout, stderr, the trace or a file in the home.
+func TestAuditServicesAndSecretsFiles(t *testing.T) {
+	t.Parallel()
+	const cookie, token = "s3cr3t-session-audit-41c2", "t0ken-audit-8d1e"
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := r.Cookie("JSESSIONID")
+		mu.Lock()
+		got = append(got, r.URL.Path+" cookie="+func() string {
+			if c == nil {
+				return ""
+			}
+			return c.Value
+		}()+" auth="+r.Header.Get("Authorization"))
+		mu.Unlock()
+		if c == nil || c.Value != cookie {
+			http.Redirect(w, r, "/iaaa/login?from=card", http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		// An echo of the credentials never reaches the steps.
+		_, _ = io.WriteString(w, `{"balance": 12.5, "echo": "`+c.Value+` `+r.Header.Get("Authorization")+`"}`)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	services := write("services.yaml", `card:
+  origin: `+srv.URL+`      # scheme://host[:port]
+  auth:
+    cookies: [JSESSIONID]             # cookie names the proxy attaches
+    headers: [Authorization]          # header names the proxy attaches
+  login:
+    redirect: /iaaa/login             # a redirect whose path starts here means the session expired
+`)
+	secrets := write("secrets.yaml", `card:
+  cookies: { JSESSIONID: "`+cookie+`" }
+  headers: { Authorization: "Bearer `+token+`" }
+`)
+	cookiesOnlyServices := write("services-cookies.yaml", "card:\n  origin: "+srv.URL+"\n  auth:\n    cookies: [JSESSIONID]\n")
+	cookiesOnlySecrets := write("secrets-cookies.yaml", "card:\n  cookies: { JSESSIONID: \""+cookie+"\" }\n")
+	wrongSecrets := write("secrets-wrong.yaml", "card:\n  cookies: { JSESSIONID: \"an-expired-session\" }\n")
+	home := t.TempDir()
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":          auditDoc("balance", "1.0.0", "requires: [campus-session]\naccess:\n  campus:\n    - card\n  abilities: [kv]\n"),
+		"tools/balance.yaml": "description: balance\neffect: read\nsteps:\n  - request: {service: card, path: /api/balance}\n    as: res\n  - kv_set: {key: last, value: '$res'}\n  - return: '{balance: .body.balance, echo: .body.echo, status: .status}'\n",
+	})
+	secretsIn := func(where, text string) {
+		t.Helper()
+		require.NotContains(t, text, cookie, where)
+		require.NotContains(t, text, token, where)
+	}
+
+	for _, files := range [][2]string{{services, secrets}, {cookiesOnlyServices, cookiesOnlySecrets}, {services, cookiesOnlySecrets}} {
+		r := harness(t, home, nil, "run", doc, "balance", "--services", files[0], "--secrets", files[1], "--trace")
+		require.Equal(t, 0, r.code, r.stderr)
+		var out struct {
+			Balance float64
+			Echo    string
+			Status  int
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+		require.Equal(t, 12.5, out.Balance)
+		require.Equal(t, 200, out.Status)
+		secretsIn("stdout", r.stdout)
+		secretsIn("stderr", r.stderr)
+	}
+	mu.Lock()
+	require.Equal(t, "/api/balance cookie="+cookie+" auth=Bearer "+token, got[0], "both attached")
+	require.Equal(t, "/api/balance cookie="+cookie+" auth=", got[1], "only the cookie")
+	mu.Unlock()
+
+	// An expired session: a status result, exit 0.
+	r := harness(t, home, nil, "run", doc, "balance", "--services", services, "--secrets", wrongSecrets)
+	require.Equal(t, 0, r.code, r.stderr)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
+	require.Equal(t, "login_required", st["status"])
+	require.Equal(t, "card", st["service"])
+
+	// Nothing in the home holds a secret.
+	err := filepath.Walk(home, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		secretsIn(p, string(b))
+		return nil
+	})
+	require.NoError(t, err)
+
+	// A services or secrets file of another shape is a usage error that
+	// names the file, and shows no secret.
+	for _, bad := range [][2]string{
+		{write("svc-bad.yaml", "card:\n  origin: "+srv.URL+"\n  auth:\n    cookie: [JSESSIONID]\n"), secrets},
+		{write("svc-noorigin.yaml", "card:\n  auth:\n    cookies: [JSESSIONID]\n"), secrets},
+		{services, write("sec-bad.yaml", "card:\n  cookie: { JSESSIONID: \""+cookie+"\" }\n")},
+		{services, filepath.Join(dir, "missing.yaml")},
+	} {
+		r := harness(t, home, nil, "run", doc, "balance", "--services", bad[0], "--secrets", bad[1])
+		requireFailed(t, r, 2, "bad file "+bad[0]+" "+bad[1])
+		require.Contains(t, r.stderr, ".yaml")
+		secretsIn("stderr", r.stderr)
+	}
+}
+
+// harness mcp on stdio, as a client starts it: the installed documents'
+// tools by plugin__tool with their schemas, a call as the agent through the
+// rules, and the envelope around the result.
+func TestAuditMCPCalls(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	c := newCounter(t)
+	services := servicesFile(t, "office", c.srv.URL)
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":       auditDoc("mcp-doc", "1.0.0", "access:\n  campus: [office]\n"),
+		"tools/look.yaml": "description: Looks a room up.\neffect: read\ninput: {type: object, properties: {room: {type: string}}, required: [room]}\nsteps:\n  - request: {service: office, path: '/rooms/${ $input.room }'}\n  - return: '.body'\n",
+		"tools/book.yaml": "description: Books a room.\neffect: write\nsteps:\n  - request: {service: office, method: POST, path: /book}\n  - return: '.body'\n",
+		"tools/mine.yaml": "description: Mine.\neffect: read\nuserOnly: true\nsteps:\n  - return: '1'\n",
+	})
+	r := harness(t, home, nil, "install", doc, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+
+	cmd := exec.Command(bin, "--home", home, "mcp", "--services", services)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "audit", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	byName := map[string]*mcp.Tool{}
+	for _, tl := range list.Tools {
+		byName[tl.Name] = tl
+	}
+	require.Contains(t, byName, "mcp-doc__look")
+	require.Contains(t, byName, "mcp-doc__book")
+	require.NotContains(t, byName, "mcp-doc__mine", "userOnly tools are hidden")
+	require.Equal(t, "Looks a room up.", byName["mcp-doc__look"].Description)
+	schema, err := json.Marshal(byName["mcp-doc__look"].InputSchema)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"room": {"type": "string"}}, "required": ["room"]}`, string(schema))
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp-doc__look", Arguments: map[string]any{"room": "101"}})
+	require.NoError(t, err)
+	require.Len(t, res.Content, 1)
+	text := res.Content[0].(*mcp.TextContent).Text
+	require.False(t, res.IsError, text)
+	require.JSONEq(t, `{"source": {"plugin": "mcp-doc", "tool": "look", "trust": "community"}, "untrusted": true, "data": {"ok": true, "path": "/rooms/101"}}`, text)
+
+	before := c.hits()
+	for _, call := range []*mcp.CallToolParams{
+		{Name: "mcp-doc__book", Arguments: map[string]any{}},   // a community write asks; this client cannot answer
+		{Name: "mcp-doc__mine", Arguments: map[string]any{}},   // userOnly
+		{Name: "mcp-doc__look", Arguments: map[string]any{}},   // input failing the schema
+		{Name: "mcp-doc__nosuch", Arguments: map[string]any{}}, // unknown
+	} {
+		res, err := cs.CallTool(ctx, call)
+		if err != nil {
+			continue // a protocol error is a refusal too
+		}
+		require.True(t, res.IsError, call.Name)
+		require.Contains(t, res.Content[0].(*mcp.TextContent).Text, "refused", call.Name)
+	}
+	require.Equal(t, before, c.hits(), "refused calls send nothing")
+}
+
+// skeletonCase is a passing case of the skeleton's free tool.
+const skeletonCase = `secrets:
+  portal:
+    cookies: {JSESSIONID: fake-session-value}
+cases:
+  - name: two rooms
+    tool: free
+    input: {building: 二教}
+    exchanges:
+      - request:
+          path: /api/classrooms/二教/free
+          query: {lang: zh}
+        response:
+          json: {rooms: [{name: "101", capacity: 120}]}
+    expect:
+      output: {building: 二教, rooms: [{room: "101", seats: 120}]}
+  - name: the portal is down
+    tool: free
+    input: {building: 二教}
+    exchanges:
+      - request:
+          path: /api/classrooms/二教/free
+          query: {lang: zh}
+        response:
+          status: 503
+          body: down
+    expect:
+      error: The portal answered 503
+`
+
+// harness test: 0 when every case passes (a folder's tests/ and a single
+// PLUGIN.md's fenced test blocks), 1 when one fails or cannot run.
+func TestAuditTestCommand(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	doc := skeleton(t)
+	writeFiles(t, doc, map[string]string{"tests/free.yaml": skeletonCase})
+	r := harness(t, home, nil, "lint", doc)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = harness(t, home, nil, "test", doc)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+
+	plugin, err := os.ReadFile(filepath.Join(doc, "PLUGIN.md"))
+	require.NoError(t, err)
+	tool, err := os.ReadFile(filepath.Join(doc, "tools", "free.yaml"))
+	require.NoError(t, err)
+	single := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": string(plugin) + "\n```yaml tool free\n" + string(tool) + "```\n\n```yaml test free\n" + skeletonCase + "```\n"})
+	r = harness(t, home, nil, "test", filepath.Join(single, "PLUGIN.md"))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+
+	// One wrong expectation fails the run, and the report names the case.
+	wrong := strings.Replace(skeletonCase, "seats: 120}", "seats: 121}", 1)
+	writeFiles(t, doc, map[string]string{"tests/free.yaml": wrong})
+	r = harness(t, home, nil, "test", doc)
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout+r.stderr, "two rooms")
+	// A test file that does not parse fails too.
+	writeFiles(t, doc, map[string]string{"tests/free.yaml": "cases:\n  - name: x\n    tool: free\n    expekt: {}\n"})
+	r = harness(t, home, nil, "test", doc)
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	require.Regexp(t, `tests/free.yaml:\d+:\d+: `, r.stdout+r.stderr)
 }
 
 var (
