@@ -27,7 +27,7 @@ func benchFleet(tb testing.TB) (*gitServer, []Installed, []string) {
 		commit := s.commit(dir, "main", files)
 		for p := 0; p < 5; p++ {
 			id := fmt.Sprintf("p%d-%d", r, p)
-			list = append(list, Installed{ID: id, Link: link(name, "main", id), Commit: commit, Hash: "h1:x", Version: "1.0.0"})
+			list = append(list, Installed{ID: id, Link: link(name, "main", id), Commit: commit, Ref: "refs/heads/main", Hash: "h1:x", Version: "1.0.0"})
 			remotes = append(remotes, s.srv.URL+"/"+name+".git")
 		}
 	}

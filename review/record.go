@@ -38,7 +38,7 @@ func InstalledFrom(e *fetch.Entry) (Installed, bool) {
 	if e == nil || e.Quarantined != "" || e.Kind == fetch.KindLocal {
 		return Installed{}, false
 	}
-	in := Installed{ID: e.ID, Link: e.Link, Hash: e.Hash, Version: e.Version, Commit: e.Commit,
+	in := Installed{ID: e.ID, Link: e.Link, Hash: e.Hash, Version: e.Version, Commit: e.Commit, Ref: e.Ref,
 		ETag: e.ETag, LastModified: e.LastModified, LastChecked: e.LastChecked}
 	if p := e.Pending; p != nil {
 		in.PendingHash, in.PendingCommit, in.PendingETag, in.PendingLastModified = p.Hash, p.Commit, p.ETag, p.LastModified

@@ -21,6 +21,11 @@ type Installed struct {
 	Hash    string // the installed version's content hash
 	Version string
 	Commit  string // GitHub: the installed commit
+	// Ref is, for GitHub, the full ref the link resolved to at install
+	// ("refs/heads/main", "HEAD"), "" for a commit link. The check follows
+	// only this ref: a link that later resolves to another ref (a branch
+	// added with a tag's name or a commit id's) fails the check.
+	Ref string
 	// URL documents: the validators of the installed copy.
 	ETag, LastModified string
 	LastChecked        time.Time
@@ -219,6 +224,10 @@ func (c *Checker) checkOne(ctx context.Context, in Installed, l *fetch.Link, rep
 			r.fail(fmt.Errorf("%s: %w", l, err))
 			return
 		}
+		if err := sameRef(l, in.Ref, rv.Ref); err != nil {
+			r.fail(err)
+			return
+		}
 		if rv.Commit.String() == in.Commit {
 			r.Status, r.Commit = StatusUnchanged, in.Commit
 			return
@@ -230,6 +239,10 @@ func (c *Checker) checkOne(ctx context.Context, in Installed, l *fetch.Link, rep
 		}
 		g, err := fetch.FetchGit(ctx, l, fetch.GitOptions{Base: c.GitBase, Client: c.GitClient, Limits: fetch.Limits{Deadline: c.timeout()}})
 		if err != nil {
+			r.fail(err)
+			return
+		}
+		if err := sameRef(l, in.Ref, g.Ref); err != nil {
 			r.fail(err)
 			return
 		}
@@ -313,6 +326,25 @@ func (c *Checker) judge(in Installed, files manifest.Files, r *Result) {
 	case Held:
 		r.Status = StatusHeld
 	}
+}
+
+// sameRef refuses a link that now resolves to another ref than the one it
+// was installed from: names are resolved branches and tags first, so the
+// repository's owner could otherwise turn a commit link, or a tag link,
+// into a branch that moves.
+func sameRef(l *fetch.Link, installed, now string) error {
+	if installed == now {
+		return nil
+	}
+	was := "commit " + strings.SplitN(l.RefPath, "/", 2)[0]
+	if installed != "" {
+		was = installed
+	}
+	is := "a commit"
+	if now != "" {
+		is = now
+	}
+	return fmt.Errorf("%s now names %s, not the %s it was installed from: reinstall the link to follow it", l, is, was)
 }
 
 type repoRefs struct {

@@ -52,7 +52,7 @@ func install(t *testing.T, s *gitServer, lnk string) Installed {
 	require.NoError(t, err)
 	p, dl := manifest.Parse(files)
 	require.False(t, dl.HasErrors(), "%v", dl)
-	return Installed{ID: p.ID, Link: l.String(), Hash: h, Version: p.Version, Commit: g.Commit, Plugin: p, LastChecked: now0.Add(-48 * time.Hour)}
+	return Installed{ID: p.ID, Link: l.String(), Hash: h, Version: p.Version, Commit: g.Commit, Ref: g.Ref, Plugin: p, LastChecked: now0.Add(-48 * time.Hour)}
 }
 
 func (s *gitServer) reset() { s.listings.Store(0); s.fetches.Store(0) }
@@ -204,4 +204,31 @@ func TestCheckFailuresAreSurvivable(t *testing.T) {
 	res = (&Checker{Now: now0, GitBase: s.srv.URL}).Check(ctx, []Installed{a})
 	require.Equal(t, StatusFailed, res[0].Status)
 	require.Contains(t, res[0].Err.Error(), "id")
+}
+
+// TestCheckFollowsTheInstalledRef: a branch added later with the name of
+// the pinned commit id, or of the installed tag, makes the same link name
+// another ref; the check fails instead of taking it.
+func TestCheckFollowsTheInstalledRef(t *testing.T) {
+	s := newGitServer(t)
+	r := s.repo("alice/pin")
+	c1 := s.commit(r, "main", plugin("a", "a", "1.0.0", "", nil))
+	s.Git(r, nil, "tag", "v1", c1)
+	pinned := install(t, s, link("alice/pin", c1, "a"))
+	tagged := install(t, s, link("alice/pin", "v1", "a"))
+	require.Empty(t, pinned.Ref)
+	require.Equal(t, "refs/tags/v1", tagged.Ref)
+	c := &Checker{Now: now0, GitBase: s.srv.URL, Force: true}
+	for _, res := range c.Check(context.Background(), []Installed{pinned, tagged}) {
+		require.Equal(t, StatusUnchanged, res.Status, res.Err)
+	}
+	narrower := plugin("a", "a", "1.0.1", "", nil)
+	s.commit(r, c1, narrower)
+	s.commit(r, "v1", narrower)
+	res := c.Check(context.Background(), []Installed{pinned, tagged})
+	require.Equal(t, StatusFailed, res[0].Status)
+	require.ErrorContains(t, res[0].Err, "now names refs/heads/"+c1+", not the commit "+c1)
+	require.Equal(t, StatusFailed, res[1].Status)
+	require.ErrorContains(t, res[1].Err, "now names refs/heads/v1, not the refs/tags/v1")
+	require.Nil(t, res[0].Files)
 }
