@@ -1443,6 +1443,41 @@ func TestAuditTestCommand(t *testing.T) {
 	require.Regexp(t, `tests/free.yaml:\d+:\d+: `, r.stdout+r.stderr)
 }
 
+// GitHub links whose REF has a slash, name a tag or a full commit, or whose
+// document sits at the repository root.
+func TestAuditGitHubLinkVariants(t *testing.T) {
+	t.Parallel()
+	g := gittest.New(t)
+	root := g.Repo("dave/solo", true)
+	g.Commit(root, "main", map[string]string{"PLUGIN.md": auditDoc("solo", "1.0.0", ""), "tools/crowd.yaml": crowdTool})
+	nested := g.Repo("dave/many", true)
+	c1 := g.Commit(nested, "feature/new-ui", map[string]string{"docs/x/PLUGIN.md": auditDoc("many-x", "0.9.0", ""), "docs/x/tools/crowd.yaml": crowdTool})
+	g.Git(nested, nil, "tag", "v0.9", c1)
+	g.Commit(nested, "main", map[string]string{"docs/x/PLUGIN.md": auditDoc("many-x", "1.0.0", ""), "docs/x/tools/crowd.yaml": crowdTool})
+	env := []string{"HARNESS_GIT_BASE=" + g.Base()}
+	for link, version := range map[string]string{
+		"https://github.com/dave/solo":                                      "1.0.0",
+		"https://github.com/dave/solo/tree/main":                            "1.0.0",
+		"https://github.com/dave/solo/blob/main/PLUGIN.md":                  "1.0.0",
+		"https://github.com/dave/many/tree/main/docs/x":                     "1.0.0",
+		"https://github.com/dave/many/tree/feature/new-ui/docs/x":           "0.9.0",
+		"https://github.com/dave/many/blob/feature/new-ui/docs/x/PLUGIN.md": "0.9.0",
+		"https://github.com/dave/many/tree/v0.9/docs/x":                     "0.9.0",
+		"https://github.com/dave/many/tree/" + c1 + "/docs/x":               "0.9.0",
+	} {
+		r := harness(t, t.TempDir(), env, "review", link, "--json")
+		require.Equal(t, 0, r.code, "%s: %s", link, r.stderr)
+		var sheet struct{ Version string }
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &sheet))
+		require.Equal(t, version, sheet.Version, link)
+	}
+	home := t.TempDir()
+	r := harness(t, home, env, "install", "https://github.com/dave/many/tree/feature/new-ui/docs/x", "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	e := listEntries(t, home, nil)["many-x"]
+	require.Equal(t, "0.9.0", e.Version)
+}
+
 var (
 	_ = io.EOF
 	_ = http.StatusOK
