@@ -6,9 +6,16 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -559,8 +566,10 @@ func TestAuditRunModes(t *testing.T) {
 
 	// A bundled document's settings (permissions.json): read off.
 	require.NoError(t, os.WriteFile(filepath.Join(home, "permissions.json"), []byte(`{"plugins": {"wallet": {"modes": {"read": "off"}}}}`), 0o644))
-	r = harness(t, home, nil, "run", "wallet", "cardBalance")
+	// (card points at the loopback counter, so even a wrong answer sends nothing outside.)
+	r = harness(t, home, nil, "run", "wallet", "cardBalance", "--services", servicesFile(t, "card", c.srv.URL))
 	requireFailed(t, r, 3, "bundled, read off")
+	require.Equal(t, before, c.hits())
 }
 
 // seen is one request a test server received.
@@ -1476,6 +1485,68 @@ func TestAuditGitHubLinkVariants(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	e := listEntries(t, home, nil)["many-x"]
 	require.Equal(t, "0.9.0", e.Version)
+}
+
+// selfSigned makes a certificate for host and writes it as a PEM file the
+// binary trusts through SSL_CERT_FILE.
+func selfSigned(t *testing.T, host string) (tls.Certificate, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: host},
+		DNSNames:              []string{host},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, p
+}
+
+// --resolve maps a declared https origin (default port) to a loopback
+// server, as curl's --resolve does, and the certificate is checked for the
+// origin's name.
+func TestAuditResolveHTTPSOrigin(t *testing.T) {
+	t.Parallel()
+	cert, caFile := selfSigned(t, "news.example.edu.cn")
+	var hits int
+	var mu sync.Mutex
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, `<ul><li class="notice"><a href="/n/9">Holiday</a><span class="date">2026-12-24</span></li></ul>`)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": auditDoc("news", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"),
+		"tools/latest.yaml": `description: The newest notices.
+effect: read
+steps:
+  - request: {url: "https://news.example.edu.cn/notices"}
+  - html: {select: li.notice, fields: {title: a, date: span.date}}
+`,
+	})
+	env := []string{"SSL_CERT_FILE=" + caFile}
+	r := harness(t, t.TempDir(), env, "run", doc, "latest", "--resolve", "news.example.edu.cn:443:127.0.0.1:"+u.Port())
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `[{"title": "Holiday", "date": "2026-12-24"}]`, r.stdout)
+	mu.Lock()
+	require.Equal(t, 1, hits)
+	mu.Unlock()
 }
 
 var (
