@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,5 +168,32 @@ func TestRedteamRunErrorPreviewHidesSessionStart(t *testing.T) {
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Contains(t, r.stderr, " ...", "the message shows a cut preview")
 		requireNoLeak(t, "stderr", r.stderr)
+	}
+}
+
+// A campus page that echoes the session in two halves (which the redactor
+// cannot know), joined by the step with an invisible character between
+// them: the stored file, stdout, stderr and the trace remove that
+// character, and none of them holds the joined value.
+func TestRedteamRunInvisibleCharacterJoinsNothing(t *testing.T) {
+	p := echoPortal(t)
+	services, secrets := serviceFiles(t, p.srv.URL)
+	halves := "  - request: {service: portal, path: /half1}\n    as: a\n  - request: {service: portal, path: /half2}\n    as: b\n"
+	for _, sep := range []string{`\u202e`, `\u0007`, `\u2069`} {
+		joined := `$a.body + \"` + sep + `\" + $b.body`
+		doc := attackDoc(t, "1", halves+
+			"  - kv_set: {key: v, value: \""+joined+"\"}\n"+
+			"  - kv_set: {key: \"k-${ "+joined+" }\", value: '1'}\n"+
+			"  - jq: \"("+joined+") | error\"\n")
+		home := t.TempDir()
+		r := harness(t, home, nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace")
+		require.Equal(t, 1, r.code, r.stderr)
+		require.Contains(t, r.stderr, "step 5 (jq)")
+		kv, err := os.ReadFile(filepath.Join(home, "kv", "atk.json"))
+		require.NoError(t, err)
+		require.Contains(t, string(kv), `"k-[redacted]"`)
+		for where, s := range map[string]string{"kv": string(kv), "stdout": r.stdout, "stderr": r.stderr} {
+			require.NotContains(t, s, sessionCookie, "%s %s", where, sep)
+		}
 	}
 }

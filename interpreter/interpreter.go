@@ -226,7 +226,9 @@ func (s *run) stepError(ctx context.Context, err error) error {
 		cause = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}
 	}
 	if s.cfg.redact != nil {
-		cause = redacted{msg: s.cfg.redact(cause.Error()), err: cause}
+		// Cleaned first, as StepError.Error cleans it: an invisible
+		// character removed after the redaction could join a credential.
+		cause = redacted{msg: s.cfg.redact(steps.CleanString(cause.Error())), err: cause}
 	}
 	idx := 0
 	fmt.Sscanf(le.Node.Label, "%d", &idx)

@@ -12,10 +12,15 @@ type redactKV struct {
 	redact func(string) string
 }
 
-func (r redactKV) Get(key string) (any, bool, error) { return r.kv.Get(r.redact(key)) }
+// Keys and values are rid of terminal control characters first, as the
+// store writes them: removing an invisible character between two halves
+// after the redaction would join a credential the redactor did not see.
+func (r redactKV) Get(key string) (any, bool, error) {
+	return r.kv.Get(r.redact(steps.CleanString(key)))
+}
 
 func (r redactKV) Set(key string, v any) error {
-	return r.kv.Set(r.redact(key), redactValue(v, r.redact))
+	return r.kv.Set(r.redact(steps.CleanString(key)), redactValue(steps.Clean(v), r.redact))
 }
 
 // redactValue returns v with every string, object key and number that

@@ -30,9 +30,11 @@ func TraceWriter(w io.Writer, redact func(string) string) func(steps.Event) {
 				view = string(b)
 			}
 		}
-		// Redact the whole text first: a cut could split a secret.
+		// Redact the whole text first: a cut could split a secret. Clean
+		// it before: an invisible character removed after the redaction
+		// could join a credential.
 		if redact != nil {
-			view = redact(view)
+			view = redact(steps.CleanString(view))
 		}
 		if r := []rune(view); len(r) > TraceView {
 			view = string(r[:TraceView]) + "…"
