@@ -1177,26 +1177,43 @@ func TestAuditReviewDiffLinks(t *testing.T) {
 	requireFailed(t, r, 1, "diff with a bad link")
 }
 
-// install fails and stores nothing when the home could not load the
-// document: a community document taking a bundled id, or an id or legacy
-// id another installed document claims. Before, install said "installed"
-// and the document was then refused at every use.
+// An installed document with the id of a bundled one takes its place (the
+// contract knows no bundled documents: a user's canteen is theirs), with a
+// warning; remove brings the bundled one back. install fails and stores
+// nothing when the home could not load the document: a legacy id that a
+// bundled or installed document holds, or an id another document claims as
+// a legacy id. Before, install said "installed", and the document was then
+// refused at every use while run ID ran the bundled one.
 func TestAuditInstallIDClash(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	for _, front := range []string{"", "legacy:\n  ids: [grades]\n"} {
-		id := "wallet"
-		if front != "" {
-			id = "my-grades"
-		}
-		doc := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc(id, "9.0.0", front)})
-		r := harness(t, home, nil, "install", doc, "--yes")
-		requireFailed(t, r, 1, "install of "+id)
-		require.Contains(t, r.stderr, "nothing installed")
-		requireNothingStored(t, home, id)
-	}
+	mine := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": auditDoc("canteen", "1.0.0", "") +
+		"\n```yaml tool menu\ndescription: Today's menu.\neffect: read\nsteps:\n  - return: '[\"noodles\"]'\n```\n"})
+	require.Equal(t, []string{"canteen__crowd"}, toolNames(t, home, nil, "canteen"), "the bundled canteen")
+	r := harness(t, home, nil, "install", mine, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "warning")
+	require.Contains(t, r.stderr, "bundled")
+	require.Equal(t, []string{"canteen"}, listIDs(t, home, nil))
+	r = harness(t, home, nil, "run", "canteen", "menu")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `["noodles"]`, r.stdout)
+	require.Equal(t, []string{"canteen__menu"}, toolNames(t, home, nil, "canteen"))
+	r = harness(t, home, nil, "tools", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"trust": "community"`)
+	r = harness(t, home, nil, "remove", "canteen")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, []string{"canteen__crowd"}, toolNames(t, home, nil, "canteen"))
+
+	doc := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc("my-grades", "9.0.0", "legacy:\n  ids: [grades]\n")})
+	r = harness(t, home, nil, "install", doc, "--yes")
+	requireFailed(t, r, 1, "a bundled id as a legacy id")
+	require.Contains(t, r.stderr, "nothing installed")
+	requireNothingStored(t, home, "my-grades")
+
 	first := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc("notes-x", "1.0.0", "legacy:\n  ids: [old-notes]\n")})
-	r := harness(t, home, nil, "install", first, "--yes")
+	r = harness(t, home, nil, "install", first, "--yes")
 	require.Equal(t, 0, r.code, r.stderr)
 	for _, files := range []map[string]string{
 		{"PLUGIN.md": fencedDoc("old-notes", "1.0.0", "")},
@@ -1206,8 +1223,6 @@ func TestAuditInstallIDClash(t *testing.T) {
 		requireFailed(t, r, 1, "a clash with an installed document")
 		require.Equal(t, []string{"notes-x"}, listIDs(t, home, nil))
 	}
-	// The bundled wallet keeps its id and its tools.
-	require.Equal(t, []string{"wallet__cardBalance", "wallet__transactions"}, toolNames(t, home, nil, "wallet"))
 }
 
 // The services and secrets files exactly as the contract shows them (and

@@ -98,9 +98,11 @@ type Bundle struct {
 // OpenHome builds the registry of a home folder: the bundled documents and
 // the installed ones (verified against their hash; a quarantined or invalid
 // one is left out and listed in Problems), with settings kept in the home
-// folder. An installed official document replaces a bundled one of the same
-// id (it is a newer official release); any other clash of ids refuses the
-// installed one.
+// folder. An installed document replaces a bundled one of the same id: an
+// official one is a newer official release; a community one is the user's
+// choice, made at install after a review sheet that says so, and it keeps
+// community trust and bounds. A core bundled document is replaced only by an
+// official one. Any other clash of ids refuses the installed document.
 func OpenHome(ctx context.Context, fs *fetch.Store, bundled []Bundle, opts ...Option) (*Registry, error) {
 	installed, err := fs.LoadInstalled(ctx)
 	if err != nil {
@@ -114,10 +116,10 @@ func OpenHome(ctx context.Context, fs *fetch.Store, bundled []Bundle, opts ...Op
 // addHome adds the bundled documents and then the installed ones, as
 // OpenHome does; it returns why each installed id was refused.
 func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[string]error {
-	replaced := map[string]bool{}
-	for _, in := range installed {
-		if in.Err == nil && in.Entry.Trust == string(Official) {
-			replaced[in.Entry.ID] = true
+	byID := map[string]*fetch.Installed{}
+	for i, in := range installed {
+		if in.Err == nil {
+			byID[in.Entry.ID] = &installed[i]
 		}
 	}
 	for _, b := range bundled {
@@ -126,8 +128,8 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 			r.note(fmt.Errorf("bundled document %s is invalid: %v", p.ID, l.Err()))
 			continue
 		}
-		if replaced[p.ID] {
-			continue
+		if in, ok := byID[p.ID]; ok && (!b.Core || in.Entry.Trust == string(Official)) {
+			continue // replaced by the installed document
 		}
 		r.AddDocument(p, Official, DocOptions{Origin: Bundled, Core: b.Core}) // a clash is noted in Problems
 	}

@@ -34,19 +34,26 @@ func TestOpenHome(t *testing.T) {
 	for _, id := range official.Names {
 		bundled = append(bundled, registry.Bundle{Files: all[id], Core: id == "wallet"})
 	}
-	// a community document claiming an official id, a newer official
+	// a community document claiming a core official id, a community one
+	// replacing a bundled one by the user's choice, a newer official
 	// canteen, and a plain community one with a per-tool mode entry
+	install(t, s, docFiles("wallet", "", effectTools()), "community", nil)
 	install(t, s, docFiles("grades", "", effectTools()), "community", nil)
 	install(t, s, docFiles("canteen", "", map[string]string{"crowd": toolYAML("read")}), "official", nil)
 	install(t, s, docFiles("notes", "", effectTools()), "community", map[string]string{"write": "off", "notes.read": "ask"})
 
 	r, err := registry.OpenHome(ctx, s, bundled)
 	require.NoError(t, err)
-	d, ok := r.Document("grades")
+	d, ok := r.Document("wallet")
 	require.True(t, ok)
-	assert.Equal(t, registry.Bundled, d.Origin, "the bundled official grades stays")
+	assert.Equal(t, registry.Bundled, d.Origin, "the core bundled wallet stays")
+	assert.Equal(t, registry.Official, d.Trust)
 	require.Len(t, r.Problems(), 1)
 	assert.ErrorIs(t, r.Problems()[0], registry.ErrConflict)
+	d, ok = r.Document("grades")
+	require.True(t, ok)
+	assert.Equal(t, registry.Installed, d.Origin, "the installed grades replaces the bundled one")
+	assert.Equal(t, registry.Community, d.Trust, "and keeps its own trust")
 	d, _ = r.Document("canteen")
 	assert.Equal(t, registry.Installed, d.Origin, "an installed official release replaces the bundled one")
 	assert.Len(t, d.Tools, 1)
@@ -125,7 +132,7 @@ func TestCheckInstall(t *testing.T) {
 	require.NoError(t, err)
 	var bundled []registry.Bundle
 	for _, id := range official.Names {
-		bundled = append(bundled, registry.Bundle{Files: all[id]})
+		bundled = append(bundled, registry.Bundle{Files: all[id], Core: id == "wallet"})
 	}
 	install(t, s, docFiles("notes", "legacy:\n  ids: [old-notes]\n", nil), "community", nil)
 	parse := func(files manifest.Files) *manifest.Plugin {
@@ -141,8 +148,9 @@ func TestCheckInstall(t *testing.T) {
 	}{
 		{"a new id", docFiles("fresh", "", nil), registry.Community, true},
 		{"a new version of an installed id", docFiles("notes", "legacy:\n  ids: [old-notes]\n", nil), registry.Community, true},
-		{"a community document with a bundled id", docFiles("wallet", "", nil), registry.Community, false},
-		{"an official release of a bundled id", docFiles("wallet", "", nil), registry.Official, true},
+		{"a community document with a core bundled id", docFiles("wallet", "", nil), registry.Community, false},
+		{"an official release of a core bundled id", docFiles("wallet", "", nil), registry.Official, true},
+		{"a community document replacing a bundled one", docFiles("canteen", "", nil), registry.Community, true},
 		{"a bundled id as a legacy id", docFiles("fresh", "legacy:\n  ids: [wallet]\n", nil), registry.Community, false},
 		{"another document's legacy id", docFiles("old-notes", "", nil), registry.Community, false},
 		{"an installed id as a legacy id (sorted first)", docFiles("aaa", "legacy:\n  ids: [notes]\n", nil), registry.Community, false},

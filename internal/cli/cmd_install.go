@@ -126,6 +126,9 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 	if err := registry.CheckInstall(ctx, store, bundled, p, registry.Trust(d.Trust)); err != nil {
 		return Exitf(ExitFailed, "%v; nothing installed", err)
 	}
+	if name, ok := bundledName(bundled, p.ID); ok && d.Trust != fetch.TrustOfficial {
+		app.warn(fmt.Sprintf("%s takes the place of the bundled official document %s (%s) in this home; harness remove %s brings that one back", p.ID, name, p.ID, p.ID))
+	}
 	info := review.Info{Hash: hash, Trust: d.Trust, Link: l.String(), Commit: d.Commit}
 	if err := writeInstallSheet(app, p, info); err != nil {
 		return Exit(ExitFailed, err)
@@ -179,4 +182,14 @@ func confirm(in io.Reader, out io.Writer, question string) (bool, error) {
 	}
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes", nil
+}
+
+// bundledName is the name of the bundled document with id, if there is one.
+func bundledName(bundled []registry.Bundle, id string) (string, bool) {
+	for _, b := range bundled {
+		if p, _ := manifest.Parse(b.Files); p != nil && p.ID == id {
+			return p.Name, true
+		}
+	}
+	return "", false
 }
