@@ -347,3 +347,21 @@ func TestRedteamRefShadowing(t *testing.T) {
 		})
 	}
 }
+
+// TestRedteamLinkReordering: a local folder (unpacked from an archive, say)
+// whose name holds a right-to-left override would reorder the Link line of
+// the review sheet and of harness list. Links with bidirectional controls
+// are refused.
+func TestRedteamLinkReordering(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "canteen\u202edm.NIGULP")
+	writeFiles(t, dir, map[string]string{"PLUGIN.md": rtDoc("bidi", "1.0.0", "", "```yaml tool t\n"+rtTool+"```\n")})
+	for _, cmd := range [][]string{{"install", "--yes", dir}, {"review", dir}, {"diff", dir, dir}} {
+		r := harness(t, home, nil, cmd...)
+		require.Equal(t, 1, r.code, "%v: %s", cmd, r.stdout)
+		require.Contains(t, r.stderr, "bidirectional", cmd)
+		requireTerminalSafe(t, cmd[0], r.stdout+r.stderr)
+	}
+	storeEmpty(t, home)
+}

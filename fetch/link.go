@@ -94,6 +94,10 @@ func ParseLink(s string) (*Link, error) {
 		if unicode.IsControl(r) {
 			return nil, linkErr(s, "contains a control character")
 		}
+		if unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029' {
+			// It would reorder the line that shows the link.
+			return nil, linkErr(s, "contains a bidirectional or line-separator character (%U)", r)
+		}
 	}
 	if strings.TrimSpace(s) != s || s == "" {
 		return nil, linkErr(s, "empty or surrounded by spaces")

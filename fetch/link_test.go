@@ -110,6 +110,9 @@ func TestParseLinkRefused(t *testing.T) {
 		{"https://example.com:0/PLUGIN.md", "bad port"},
 		{" https://example.com/PLUGIN.md", "spaces"},
 		{"https://example.com/\x01PLUGIN.md", "control character"},
+		{"canteen\u202edm.NIGULP", "bidirectional"},
+		{"https://github.com/a/b/tree/main/p\u2066", "bidirectional"},
+		{"https://example.com/a\u2028/PLUGIN.md", "line-separator"},
 		{"", "empty"},
 	}
 	for _, c := range cases {

@@ -64,17 +64,17 @@ func (s *Sheet) WriteText(w io.Writer, colour bool) error {
 	}
 	p.printf("Trust: %s\n", s.TrustAbout.String())
 	if s.Hash != "" {
-		p.printf("Hash: %s\n", s.Hash)
+		p.printf("Hash: %s\n", safe(s.Hash))
 	}
 	if s.Link != "" {
 		if s.Commit != "" {
-			p.printf("Link: %s (commit %s)\n", s.Link, shortCommit(s.Commit))
+			p.printf("Link: %s (commit %s)\n", safe(s.Link), safe(shortCommit(s.Commit)))
 		} else {
-			p.printf("Link: %s\n", s.Link)
+			p.printf("Link: %s\n", safe(s.Link))
 		}
 	}
 	if s.Update != nil {
-		p.printf("Update from %s (%s)\n", orNone(s.Update.FromVersion), s.Update.FromHash)
+		p.printf("Update from %s (%s)\n", safe(orNone(s.Update.FromVersion)), safe(s.Update.FromHash))
 	}
 
 	p.printf("\n%s\n", p.style(ansiBold, "Requires"))

@@ -99,11 +99,13 @@ func TestWordsCoverCatalogues(t *testing.T) {
 }
 
 func TestTextIsSafe(t *testing.T) {
-	s := &Sheet{ID: "x", Name: "a\x1b[2Jb\u202ec", Description: "d\re", Tools: []ToolLine{{Name: "t", Title: "x\x1b]0;t\x07"}}}
+	s := &Sheet{ID: "x", Name: "a\x1b[2Jb\u202ec", Description: "d\re", Tools: []ToolLine{{Name: "t", Title: "x\x1b]0;t\x07"}},
+		Link: "/tmp/canteen\u202edm.NIGULP", Commit: "c\x1b[31m", Update: &UpdateInfo{FromVersion: "1\u2066", FromHash: "h\x07"}}
 	var b bytes.Buffer
 	require.NoError(t, s.WriteText(&b, false))
 	require.NotContains(t, b.String(), "\x1b")
 	require.NotContains(t, b.String(), "\u202e")
+	require.NotContains(t, b.String(), "\u2066")
 	require.NotContains(t, b.String(), "\r")
 	require.NotContains(t, b.String(), "\x07")
 }
