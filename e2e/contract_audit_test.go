@@ -248,8 +248,21 @@ func TestAuditLintFileNames(t *testing.T) {
 		require.Regexp(t, diagLine, strings.TrimSpace(r.stderr))
 	}
 
+	// A single file of another name is read as PLUGIN.md, and its problems
+	// carry the name it was given.
+	text, err := os.ReadFile(filepath.Join(single, "PLUGIN.md"))
+	require.NoError(t, err)
+	writeFiles(t, single, map[string]string{"canteen.md": string(text)})
+	r := harnessIn(t, single, home, nil, "lint", "canteen.md")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stderr, "canteen.md:11:9: "), r.stderr)
+	h1 := harness(t, home, nil, "hash", filepath.Join(single, "canteen.md"))
+	h2 := harness(t, home, nil, "hash", filepath.Join(single, "PLUGIN.md"))
+	require.Equal(t, 0, h1.code, h1.stderr)
+	require.Equal(t, h2.stdout, h1.stdout)
+
 	// A missing path fails with a message, no crash.
-	r := harness(t, home, nil, "lint", filepath.Join(parent, "nothing-here"))
+	r = harness(t, home, nil, "lint", filepath.Join(parent, "nothing-here"))
 	requireFailed(t, r, 1, "lint of a missing path")
 }
 

@@ -3,7 +3,10 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 
+	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/spf13/cobra"
@@ -19,6 +22,17 @@ func loadLocal(path string) (*manifest.Plugin, diag.List, error) {
 		return nil, diag.List{}, err
 	}
 	p, l := checkFiles(files)
+	// A single file is read as PLUGIN.md; its problems carry the name it
+	// was given (FILE relative to PATH).
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		if name := filepath.Base(path); name != fetch.DocumentName {
+			for i := range l.Items {
+				if l.Items[i].Pos.File == fetch.DocumentName {
+					l.Items[i].Pos.File = name
+				}
+			}
+		}
+	}
 	return p, l, nil
 }
 
