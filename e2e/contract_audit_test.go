@@ -542,6 +542,21 @@ func TestAuditRunModes(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	r = harness(t, home, nil, append([]string{"run", auto, "look", "--tainted"}, official...)...)
 	require.Equal(t, 0, r.code, "a read never asks: %s", r.stderr)
+	// Read on ask: the agent needs --approve, the scheduler is refused whatever it says.
+	askRead := writeFiles(t, t.TempDir(), files("defaultModes: {read: ask}\n"))
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--actor", "user"}, 0},
+		{[]string{"--actor", "agent"}, 3},
+		{[]string{"--actor", "agent", "--approve"}, 0},
+		{[]string{"--actor", "scheduler"}, 3},
+		{[]string{"--actor", "scheduler", "--approve"}, 3},
+	} {
+		r = harness(t, home, nil, append([]string{"run", askRead, "look", "--trust", "official", "--services", services}, tc.args...)...)
+		require.Equal(t, tc.code, r.code, "read on ask %v: %s", tc.args, r.stderr)
+	}
 	// The same document as community: its write: auto is ignored, the write asks.
 	r = harness(t, home, nil, "run", auto, "write", "--services", services, "--actor", "agent")
 	requireFailed(t, r, 3, "community write")
