@@ -42,6 +42,9 @@ type redState struct {
 	m      *multi
 	lower  *multi // the patterns in lower case, for header names
 	minLen int    // the shortest pattern: shorter text holds none
+	// heads maps the first minSecretLen bytes of each pattern (as it is,
+	// and JSON-escaped) to those forms, for truncated.
+	heads map[string][]string
 }
 
 func newRedactor() *redactor {
@@ -93,6 +96,14 @@ func (r *redactor) add(v string) {
 		}
 	}
 	st.lower = newMulti(low)
+	st.heads = map[string][]string{}
+	for _, p := range st.pats {
+		for _, f := range []string{p, jsonEscaped(p)} {
+			if len(f) > minSecretLen && !slices.Contains(st.heads[f[:minSecretLen]], f) {
+				st.heads[f[:minSecretLen]] = append(st.heads[f[:minSecretLen]], f)
+			}
+		}
+	}
 	r.st.Store(st)
 }
 
@@ -230,13 +241,18 @@ const previewCut = " ..."
 // previewBytes bounds how much of a value a preview shows.
 const previewBytes = 30
 
+// maxPreviewText bounds the text truncated looks at: error messages that
+// hold previews are short (a sentence, a few previews, a jq program), and
+// longer text (a result) is not searched for cut credentials.
+const maxPreviewText = 64 << 10
+
 // truncated redacts the start of a credential that a preview cut off: text
 // ending right before previewCut with at least minSecretLen bytes that
 // begin one of the patterns (as they are, or JSON-escaped as a preview
 // shows a string). A whole credential is no longer there for string to
 // find, but its start is most of it.
 func (r *redactor) truncated(s string) string {
-	if !strings.Contains(s, previewCut) {
+	if len(s) > maxPreviewText || !strings.Contains(s, previewCut) {
 		return s
 	}
 	st := r.st.Load()
@@ -247,14 +263,18 @@ func (r *redactor) truncated(s string) string {
 			break
 		}
 		end := off + i
-		for _, p := range st.pats {
-			for _, f := range []string{p, jsonEscaped(p)} {
-				for k := min(len(f)-1, end, previewBytes); k >= minSecretLen; k-- {
-					if s[end-k:end] == f[:k] {
-						spans = append(spans, span{end - k, end})
-						break
-					}
+		// The longest start of a pattern that ends at end.
+		for j := max(0, end-previewBytes); j+minSecretLen <= end; j++ {
+			found := false
+			for _, f := range st.heads[s[j:j+minSecretLen]] {
+				if end-j < len(f) && s[j:end] == f[:end-j] {
+					spans = append(spans, span{j, end})
+					found = true
+					break
 				}
+			}
+			if found {
+				break
 			}
 		}
 		off = end + len(previewCut)

@@ -146,7 +146,8 @@ func TestRedactCutPreview(t *testing.T) {
 		assert.Contains(t, got, Marker+" ...", msg)
 		assert.NotContains(t, got, "slash", msg)
 	}
-	for _, msg := range []string{"loading ...", `object ({"a":"quo ...})`, "abc"} {
-		assert.Equal(t, msg, call.Redact(msg), "text that is no credential's start stays")
+	long := strings.Repeat("x", maxPreviewText) + "quo\"te\\sla ..."
+	for _, msg := range []string{"loading ...", `object ({"a":"quo ...})`, "abc", long} {
+		assert.Equal(t, msg, call.Redact(msg), "text that is no credential's start, or longer than an error message, stays")
 	}
 }
