@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,4 +199,86 @@ func TestRedteamRunInvisibleCharacterJoinsNothing(t *testing.T) {
 			require.NotContains(t, s, sessionCookie, "%s %s", where, sep)
 		}
 	}
+}
+
+// Values a template interpolates into a web URL (path segment, query) or
+// into headers cannot change the origin: a loopback service on another
+// port, which the plugin would like to reach, never gets a request, and
+// every request to the declared origin stays under its path.
+func TestRedteamRunTemplateValuesKeepTheOrigin(t *testing.T) {
+	private := newRecorder(t)
+	evil := newRecorder(t)
+	port, pport := portOf(t, evil.srv.URL), portOf(t, private.srv.URL)
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": "---\nid: tpl\nname: T\ndescription: d\nversion: 1.0.0\naccess:\n  web: [http://evil.localhost:" + port + "]\n---\nx\n",
+		"tools/t.yaml": "description: t\neffect: read\ninput: {type: object, properties: {x: {type: string}}}\nsteps:\n" +
+			"  - request: {url: 'http://evil.localhost:" + port + "/a/${ $input.x }/b'}\n" +
+			"  - request: {url: 'http://evil.localhost:" + port + "/q?v=${ $input.x }', query: {w: '${ $input.x }'}}\n" +
+			"  - request: {url: 'http://evil.localhost:" + port + "/h', headers: {X-V: '${ $input.x }'}}\n" +
+			"  - request: {url: 'http://evil.localhost:" + port + "/f', method: POST, form: {v: '${ $input.x }'}, headers: {Referer: 'http://127.0.0.1:" + pport + "/'}}\n" +
+			"  - return: '1'\n",
+	})
+	for _, x := range []string{
+		"@127.0.0.1:" + pport + "/", "//127.0.0.1:" + pport + "/x", "\\\\127.0.0.1:" + pport, "..", "../..", "..%2f..%2fx",
+		"#@127.0.0.1:" + pport, "?@127.0.0.1:" + pport, "http://127.0.0.1:" + pport + "/", "／127.0.0.1", "%2e%2e", ".%2e",
+		"a\r\nHost: 127.0.0.1:" + pport, "x\u0000y", "x y", ":" + pport, "[::1]:" + pport,
+	} {
+		in, err := json.Marshal(map[string]string{"x": x})
+		require.NoError(t, err)
+		r := harness(t, t.TempDir(), nil, "run", doc, "t", "--input", string(in), "--resolve", "evil.localhost:"+port+":127.0.0.1")
+		require.Contains(t, []int{0, 1}, r.code, "%q: %s", x, r.stderr)
+	}
+	require.Empty(t, private.text(), "the private service was reached")
+	for _, line := range strings.Split(evil.text(), "\n") {
+		if m, path, ok := strings.Cut(line, " "); ok && (m == "GET" || m == "POST") {
+			u, err := url.Parse(path)
+			require.NoError(t, err)
+			require.Regexp(t, `^/(a/[^/]+/b|q|h|f)$`, u.EscapedPath(), line)
+		}
+	}
+	require.Contains(t, evil.text(), "GET /a/")
+}
+
+// The attacker's declared origin redirects (every 3xx code, with a body to
+// keep) to a private service through every spelling: none is followed.
+func TestRedteamRunWebRedirectsStayOnDeclaredOrigins(t *testing.T) {
+	private := newRecorder(t)
+	pport := portOf(t, private.srv.URL)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code, _ := strconv.Atoi(r.URL.Query().Get("code"))
+		w.Header().Set("Location", r.URL.Query().Get("to"))
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(evil.Close)
+	port := portOf(t, evil.URL)
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": "---\nid: redir\nname: R\ndescription: d\nversion: 1.0.0\naccess:\n  web: [http://evil.localhost:" + port + "]\n---\nx\n",
+		"tools/t.yaml": "description: t\neffect: read\ninput: {type: object, properties: {to: {type: array}, code: {type: string}}}\nsteps:\n" +
+			"  - foreach:\n      in: $input.to\n      steps:\n" +
+			"        - request: {url: 'http://evil.localhost:" + port + "/r', method: POST, body: payload, query: {to: '${ $item }', code: '${ $input.code }'}}\n" +
+			"        - jq: .status\n",
+	})
+	p := ":" + pport
+	to := []string{
+		"http://127.0.0.1" + p + "/", "http://localhost" + p + "/", "http://[::1]" + p + "/", "http://evil.localhost:" + port + "@127.0.0.1" + p + "/",
+		"http://u:p@evil.localhost:" + port + "/", "//127.0.0.1" + p + "/", "http:127.0.0.1" + p + "/", "http:/127.0.0.1" + p,
+		"http://127.1" + p + "/", "http://2130706433" + p + "/", "http://0x7f.0.0.1" + p + "/", "http://127.0.0.1.nip.io" + p + "/",
+		"http://evil.localhost" + p + "/", "https://evil.localhost:" + port + "/", "file:///etc/passwd", "gopher://127.0.0.1" + p + "/",
+		"ftp://127.0.0.1" + p + "/", "data:text/plain,x", "javascript:alert(1)", "http://%31%32%37.0.0.1" + p + "/",
+		"http://127.0.0.1\t" + p + "/", " http://127.0.0.1" + p + "/", "http://[::ffff:127.0.0.1]" + p + "/", "http://0" + p + "/",
+	}
+	for _, code := range []string{"301", "302", "303", "307", "308"} {
+		in, err := json.Marshal(map[string]any{"to": to, "code": code})
+		require.NoError(t, err)
+		r := harness(t, t.TempDir(), nil, "run", doc, "t", "--input", string(in), "--resolve", "evil.localhost:"+port+":127.0.0.1")
+		require.Equal(t, 0, r.code, "%s: %s", code, r.stderr)
+		want, _ := json.Marshal(slices.Repeat([]int{atoi(code)}, len(to)))
+		require.JSONEq(t, string(want), r.stdout, "%s: the step sees every redirect, unfollowed", code)
+	}
+	require.Empty(t, private.text(), "the private service was reached")
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
