@@ -1591,11 +1591,3 @@ steps:
 	require.Equal(t, 1, hits)
 	mu.Unlock()
 }
-
-var (
-	_ = io.EOF
-	_ = http.StatusOK
-	_ = httptest.NewServer
-	_ url.URL
-	_ sync.Mutex
-)
