@@ -1591,3 +1591,35 @@ steps:
 	require.Equal(t, 1, hits)
 	mu.Unlock()
 }
+
+// A stored copy whose files no longer match their hash is not run: run by
+// id fails and names the quarantine, list says why, installing again
+// repairs it.
+func TestAuditTamperedStore(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	doc := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc("kept", "1.0.0", "")})
+	r := harness(t, home, nil, "install", doc, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	stored, err := filepath.Glob(filepath.Join(home, "store", "*", "PLUGIN.md"))
+	require.NoError(t, err)
+	require.Len(t, stored, 1)
+	require.NoError(t, os.Chmod(stored[0], 0o644))
+	b, err := os.ReadFile(stored[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(stored[0], []byte(strings.Replace(string(b), `crowd: 0.5`, `crowd: 9.9`, 1)), 0o644))
+
+	r = harness(t, home, nil, "run", "kept", "crowd")
+	requireFailed(t, r, 1, "run of a tampered document")
+	require.Contains(t, r.stderr, "quarantined")
+	r = harness(t, home, nil, "list", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"problem"`)
+	require.NotContains(t, toolNames(t, home, nil, "kept"), "kept__crowd")
+
+	r = harness(t, home, nil, "install", doc, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = harness(t, home, nil, "run", "kept", "crowd")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"hall": "学一", "crowd": 0.5}`, r.stdout)
+}
