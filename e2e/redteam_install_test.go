@@ -470,3 +470,63 @@ func TestRedteamDiffEveryWidening(t *testing.T) {
 		})
 	}
 }
+
+// TestRedteamConcurrentInstalls: installs racing in separate processes on
+// one home folder. Distinct ids all land; two links racing for one id
+// leave exactly one installed (the other fails and stores nothing); the
+// store holds exactly the folders state.json references.
+func TestRedteamConcurrentInstalls(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	var docs []string
+	for i := 0; i < 6; i++ {
+		docs = append(docs, writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": rtDoc(fmt.Sprintf("racer-%d", i), "1.0.0", "", "```yaml tool t\n"+rtTool+"```\n")}))
+	}
+	for i := 0; i < 2; i++ {
+		docs = append(docs, writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": rtDoc("contested", "1.0.0", "", fmt.Sprintf("Variant %d.\n```yaml tool t\n%s```\n", i, rtTool))}))
+	}
+	results := make([]result, len(docs))
+	done := make(chan int)
+	for i, d := range docs {
+		go func(i int, d string) {
+			results[i] = harnessGuarded(t, home, nil, 60*time.Second, "install", "--yes", d)
+			done <- i
+		}(i, d)
+	}
+	for range docs {
+		<-done
+	}
+	for i := 0; i < 6; i++ {
+		require.Equal(t, 0, results[i].code, results[i].stderr)
+		rtState(t, home, fmt.Sprintf("racer-%d", i))
+	}
+	won := 0
+	for _, r := range results[6:] {
+		if r.code == 0 {
+			won++
+		} else {
+			require.Contains(t, r.stderr, "installed from")
+		}
+	}
+	require.Equal(t, 1, won, "exactly one link holds the contested id")
+	b, err := os.ReadFile(filepath.Join(home, "state.json"))
+	require.NoError(t, err)
+	var st struct {
+		Plugins map[string]struct{ Hash, Link string } `json:"plugins"`
+	}
+	require.NoError(t, json.Unmarshal(b, &st))
+	require.Len(t, st.Plugins, 7)
+	want := map[string]bool{}
+	for _, e := range st.Plugins {
+		want[strings.NewReplacer("/", "_", "+", "-", ":", "-", "=", "").Replace(e.Hash)] = true
+	}
+	des, err := os.ReadDir(filepath.Join(home, "store"))
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, de := range des {
+		got[de.Name()] = true
+	}
+	require.Equal(t, want, got)
+	r := harness(t, home, nil, "list", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+}
