@@ -14,6 +14,10 @@ import (
 // pending update.
 var ErrNoPending = errors.New("no pending update")
 
+// ErrPendingChanged is returned by AcceptPending when the pending update is
+// no longer the one the user was shown (a check replaced it meanwhile).
+var ErrPendingChanged = errors.New("the pending update changed")
+
 // LastUpdate records the last update applied to an installed plugin, so
 // that the user can see what changed (even an update that only rewrote the
 // instructions). It is kept in the entry under "lastUpdate".
@@ -94,6 +98,14 @@ func (p *Pending) SetWarning(w string) {
 // referenced are removed. ErrNotInstalled or ErrNoPending when there is
 // nothing to accept.
 func (s *Store) Accept(ctx context.Context, id string) (*Entry, error) {
+	return s.AcceptPending(ctx, id, "")
+}
+
+// AcceptPending is Accept of the pending update whose content hash is hash,
+// the one whose review sheet the user was shown: when a check replaced it
+// since, nothing changes and the error wraps ErrPendingChanged. An empty
+// hash accepts whatever is pending.
+func (s *Store) AcceptPending(ctx context.Context, id, hash string) (*Entry, error) {
 	var out Entry
 	err := s.Update(ctx, func(tx *Tx) error {
 		e, ok := tx.State.Plugins[id]
@@ -103,6 +115,9 @@ func (s *Store) Accept(ctx context.Context, id string) (*Entry, error) {
 		p := e.Pending
 		if p == nil {
 			return fmt.Errorf("%q: %w", id, ErrNoPending)
+		}
+		if hash != "" && p.Hash != hash {
+			return fmt.Errorf("%q: %w: %s is pending now, not the reviewed %s", id, ErrPendingChanged, p.Hash, hash)
 		}
 		files, err := s.Files(p.Hash)
 		if err != nil {
