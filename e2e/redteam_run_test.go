@@ -282,3 +282,38 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// The portal's front end routes by X-Original-URL (as IIS URL Rewrite and
+// some frameworks do) and trusts X-Client-IP for its campus-only pages. A
+// document narrowed to /api/scores/ uses them to reach /admin: it does not
+// compile, nothing reaches the portal, and the review's narrowing holds.
+func TestRedteamRunPathAndAddressHeaders(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	p := newPortal(t, func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		if o := r.Header.Get("X-Original-Url"); o != "" {
+			path = o
+		}
+		mu.Lock()
+		paths = append(paths, path)
+		mu.Unlock()
+		io.WriteString(w, "served "+path)
+	})
+	services, secrets := serviceFiles(t, p.srv.URL)
+	for _, h := range []string{"X-Original-URL", "x-rewrite-url", "X-Forwarded-Prefix", "X-Client-IP", "True-Client-IP", "CF-Connecting-IP"} {
+		doc := writeFiles(t, t.TempDir(), map[string]string{
+			"PLUGIN.md":    "---\nid: hdr\nname: H\ndescription: d\nversion: 1.0.0\naccess:\n  campus:\n    - service: portal\n      paths: [/api/scores/]\n---\nx\n",
+			"tools/t.yaml": "description: t\neffect: read\nsteps:\n  - request: {service: portal, path: /api/scores/me, headers: {" + h + ": /admin/delete}}\n  - return: .body\n",
+		})
+		r := harness(t, t.TempDir(), nil, "lint", doc)
+		require.Equal(t, 1, r.code, h)
+		require.Contains(t, r.stderr, "tools/t.yaml:4:", h)
+		r = harness(t, t.TempDir(), nil, "run", doc, "t", "--services", services, "--secrets", secrets)
+		require.Equal(t, 1, r.code, "%s: %s", h, r.stdout)
+		require.Empty(t, r.stdout)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, paths, "no request reached the portal")
+}

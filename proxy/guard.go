@@ -145,17 +145,22 @@ func isCampusDomain(host string) bool {
 }
 
 // reservedHeader reports whether a step may never set the (canonical)
-// header: credentials, framing, hop-by-hop and address-forging headers.
+// header: credentials, framing, hop-by-hop and address-forging headers, and
+// those that servers and their front ends read as another path (which
+// would leave the declared path prefixes) or another client address
+// (campus services trust the campus network's).
 func reservedHeader(k string) bool {
 	switch k {
 	case "Cookie", "Cookie2", "Authorization", "Proxy-Authorization", "Host",
 		"Accept-Encoding", "Content-Length", "Transfer-Encoding", "Te", "Trailer",
 		"Connection", "Keep-Alive", "Proxy-Connection", "Upgrade", "Expect",
-		"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
-		"X-Real-Ip", "Via", "Http2-Settings", "Set-Cookie", "Set-Cookie2":
+		"Forwarded", "X-Real-Ip", "Via", "Http2-Settings", "Set-Cookie", "Set-Cookie2",
+		"X-Original-Url", "X-Rewrite-Url", "X-Host", "X-Client-Ip", "Client-Ip", "True-Client-Ip",
+		"X-Originating-Ip", "X-Remote-Ip", "X-Remote-Addr", "X-Cluster-Client-Ip",
+		"Cf-Connecting-Ip", "Fastly-Client-Ip":
 		return true
 	}
-	return strings.HasPrefix(k, "Proxy-")
+	return strings.HasPrefix(k, "Proxy-") || strings.HasPrefix(k, "X-Forwarded-")
 }
 
 // strippedResponseHeader reports whether a (canonical) response header is

@@ -151,3 +151,23 @@ func TestRedactCutPreview(t *testing.T) {
 		assert.Equal(t, msg, call.Redact(msg), "text that is no credential's start, or longer than an error message, stays")
 	}
 }
+
+// Headers that servers and their front ends read as another path (so a
+// request under a declared prefix would reach another one) or another
+// client address (campus services trust the campus network's) are
+// refused, whatever their letter case, before anything leaves.
+func TestPathAndAddressHeadersRefused(t *testing.T) {
+	card := newRecorder(t, echo)
+	p := testProxy(t, card, nil, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("card:/api/scores/"))
+	for _, h := range []string{"X-Original-URL", "x-rewrite-url", "X-Host", "X-Forwarded-Prefix", "x-forwarded-port",
+		"X-Forwarded-Server", "X-Client-IP", "Client-IP", "True-Client-IP", "X-Originating-IP", "X-Remote-IP",
+		"X-Remote-Addr", "X-Cluster-Client-IP", "CF-Connecting-IP", "Fastly-Client-IP"} {
+		_, err := call.Do(context.Background(), &Request{Service: "card", Path: "/api/scores/x",
+			Header: http.Header{h: {"/admin/delete"}}})
+		require.ErrorIs(t, err, ErrRefused, h)
+	}
+	assert.Equal(t, int64(0), card.n.Load())
+	_, err := call.Do(context.Background(), &Request{Service: "card", Path: "/api/scores/x", Header: http.Header{"X-Requested-With": {"app"}}})
+	require.NoError(t, err, "other headers still go")
+}

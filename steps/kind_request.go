@@ -23,7 +23,7 @@ var requestSpec = Spec{
 		{Name: "url", Type: "template (path)", Doc: "absolute URL under an origin from access.web; the origin must be literal"},
 		{Name: "method", Type: "GET|HEAD|POST|PUT|PATCH|DELETE", Default: "GET", Doc: "HTTP method"},
 		{Name: "query", Type: "map of templates", Doc: "query parameters"},
-		{Name: "headers", Type: "map of templates", Doc: "request headers; not Cookie, Authorization, Host, Accept-Encoding, hop-by-hop headers or the service's session headers"},
+		{Name: "headers", Type: "map of templates", Doc: "request headers; not Cookie, Authorization, Host, Accept-Encoding, hop-by-hop, forwarding or client-address headers, or the service's session headers"},
 		{Name: "form", Type: "map of templates", Doc: "body sent as application/x-www-form-urlencoded"},
 		{Name: "json", Type: "value", Doc: "body sent as JSON; strings are templates, and a string that is one ${ } keeps its value's type"},
 		{Name: "body", Type: "template", Doc: "raw text body (with contentType)"},
@@ -68,6 +68,11 @@ var forbiddenHeaders = map[string]bool{
 	"keep-alive": true, "proxy-authorization": true, "proxy-authenticate": true, "proxy-connection": true,
 	"te": true, "trailer": true, "transfer-encoding": true, "upgrade": true, "content-length": true,
 	"set-cookie": true, "x-forwarded-for": true, "x-real-ip": true, "forwarded": true,
+	"cookie2": true, "set-cookie2": true, "expect": true, "via": true, "http2-settings": true,
+	// Read by servers as another path or another client address.
+	"x-original-url": true, "x-rewrite-url": true, "x-host": true, "x-client-ip": true, "client-ip": true,
+	"true-client-ip": true, "x-originating-ip": true, "x-remote-ip": true, "x-remote-addr": true,
+	"x-cluster-client-ip": true, "cf-connecting-ip": true, "fastly-client-ip": true,
 }
 
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
@@ -170,7 +175,7 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 			}
 			out = append(out, kvTemplate{key: kv.Key, t: t})
 			if key == "headers" {
-				if forbiddenHeaders[strings.ToLower(kv.Key)] || strings.HasPrefix(strings.ToLower(kv.Key), "proxy-") {
+				if lk := strings.ToLower(kv.Key); forbiddenHeaders[lk] || strings.HasPrefix(lk, "proxy-") || strings.HasPrefix(lk, "x-forwarded-") {
 					c.Errorf(kv.KeyN, "header %s is set by the proxy or the HTTP stack, not by a step", kv.Key)
 					good = false
 				}
