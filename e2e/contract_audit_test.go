@@ -127,15 +127,19 @@ func TestAuditHash(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	doc := writeFiles(t, t.TempDir(), map[string]string{
-		"PLUGIN.md":            auditDoc("hashed", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"),
-		"tools/one.yaml":       "description: one\neffect: read\nsteps:\n  - return: '1'\n",
-		"tools/two.yaml":       "description: two\neffect: read\nsteps:\n  - return: '2'\n",
-		"widgets/card.json":    `{"type":"text","text":"hi"}`,
-		"README.md":            "# notes\n",
-		"tests/one.yaml":       "cases:\n  - name: one\n    tool: one\n    expect:\n      output: 1\n",
-		".hidden":              "not counted",
-		".github/workflow.yml": "not counted either",
-		"tools/.swap":          "nor this",
+		"PLUGIN.md":             auditDoc("hashed", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"),
+		"tools/one.yaml":        "description: one\neffect: read\nsteps:\n  - return: '1'\n",
+		"tools/two.yaml":        "description: two\neffect: read\nsteps:\n  - return: '2'\n",
+		"widgets/card.json":     `{"type":"text","text":"hi"}`,
+		"README.md":             "# notes\n",
+		"LICENSE":               "MIT\n",
+		"assets/My File.txt":    "a name with a space",
+		"assets/图片.txt":         "a name in Chinese",
+		"assets/deep/er/x.json": "{}",
+		"tests/one.yaml":        "cases:\n  - name: one\n    tool: one\n    expect:\n      output: 1\n",
+		".hidden":               "not counted",
+		".github/workflow.yml":  "not counted either",
+		"tools/.swap":           "nor this",
 	})
 	r := harness(t, home, nil, "lint", doc)
 	require.Equal(t, 0, r.code, r.stderr)
