@@ -321,6 +321,11 @@ func TestAuditUnknownServiceIsAWarning(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "mystery-office")
 
+	// install and tools take it as well.
+	r = harness(t, home, nil, "install", doc, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, []string{"unknown-svc__t"}, toolNames(t, home, nil, "unknown-svc"))
+
 	// run: unknown to the catalogue fails; --services makes it known.
 	r = harness(t, home, nil, "run", doc, "t")
 	requireFailed(t, r, 1, "run of a tool calling an unknown service")
