@@ -1596,8 +1596,12 @@ steps:
 	r := harness(t, t.TempDir(), env, "run", doc, "latest", "--resolve", "news.example.edu.cn:443:127.0.0.1:"+u.Port())
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `[{"title": "Holiday", "date": "2026-12-24"}]`, r.stdout)
+	// Trusting only a certificate for another name, the same mapping fails.
+	_, otherCA := selfSigned(t, "other.example")
+	r = harness(t, t.TempDir(), []string{"SSL_CERT_FILE=" + otherCA}, "run", doc, "latest", "--resolve", "news.example.edu.cn:443:127.0.0.1:"+u.Port())
+	requireFailed(t, r, 1, "a certificate the binary does not trust")
 	mu.Lock()
-	require.Equal(t, 1, hits)
+	require.Equal(t, 1, hits, "the untrusted handshake never reached the handler")
 	mu.Unlock()
 }
 
