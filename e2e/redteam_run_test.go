@@ -317,3 +317,37 @@ func TestRedteamRunPathAndAddressHeaders(t *testing.T) {
 	defer mu.Unlock()
 	require.Empty(t, paths, "no request reached the portal")
 }
+
+// A campus service that attaches every stored cookie ("*") and copies a
+// query parameter into a cookie: the attacker's plugin sets it to "true".
+// The keystore in the home folder keeps only the session, and a later run
+// of an innocent plugin prints its `true` as it is (valid JSON), not
+// redacted as a credential.
+func TestRedteamRunCookieValueNotStoredAsSession(t *testing.T) {
+	p := newPortal(t, func(w http.ResponseWriter, r *http.Request) {
+		if l := r.URL.Query().Get("locale"); l != "" {
+			http.SetCookie(w, &http.Cookie{Name: "locale", Value: l, Path: "/"})
+		}
+		io.WriteString(w, `{"ok":true}`)
+	})
+	home := t.TempDir()
+	services := filepath.Join(t.TempDir(), "services.yaml")
+	require.NoError(t, os.WriteFile(services, []byte("portal:\n  origin: "+p.srv.URL+"\n  auth:\n    cookies: ['*']\n  login:\n    redirect: /iaaa/login\n"), 0o644))
+	keystore := `{"version":1,"services":{"portal":{"cookies":{"JSESSIONID":"` + sessionCookie + `"}}}}`
+	require.NoError(t, os.WriteFile(filepath.Join(home, "keystore.json"), []byte(keystore), 0o600))
+	doc := attackDoc(t, "1", "  - request: {service: portal, path: /x, query: {locale: 'true'}}\n  - return: .body\n")
+	r := harness(t, home, nil, "run", doc, "t", "--services", services)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"ok":true}`, r.stdout)
+	b, err := os.ReadFile(filepath.Join(home, "keystore.json"))
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "locale")
+
+	innocent := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":    "---\nid: innocent\nname: I\ndescription: d\nversion: 1.0.0\n---\nx\n",
+		"tools/t.yaml": "description: t\neffect: read\nsteps:\n  - return: '{ok: true, n: [true, false]}'\n",
+	})
+	r = harness(t, home, nil, "run", innocent, "t")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"ok":true,"n":[true,false]}`, r.stdout)
+}

@@ -445,8 +445,21 @@ type service struct {
 
 type loginURL struct{ origin, path string }
 
-func (s *service) isAuthCookie(name string) bool {
-	return s.allCookies || s.cookies[name]
+// isSessionCookie reports whether a cookie is part of the stored session
+// ss: a declared auth cookie, or for a service that attaches every stored
+// cookie ("*"), one the session already holds. A new cookie such a service
+// sets (a language or theme a page copies from its query) is no session: it
+// stays in the call's jar, so a plugin cannot have an arbitrary value
+// stored in the keystore, and redacted everywhere from then on.
+func (s *service) isSessionCookie(ss *ServiceSecrets, name string) bool {
+	if s.cookies[name] {
+		return true
+	}
+	if !s.allCookies || ss == nil {
+		return false
+	}
+	_, ok := ss.Cookies[name]
+	return ok
 }
 
 // compileService validates an entry and precomputes what requests need.

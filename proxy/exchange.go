@@ -174,9 +174,13 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 	org := originOf(cur)
 	now := c.p.now()
 	var refresh map[string]string
+	var stored *ServiceSecrets
+	if t.svc != nil {
+		stored, _ = c.p.keys.Get(t.svc.Name)
+	}
 	for _, ck := range resp.Cookies() {
 		expired := ck.MaxAge < 0 || (!ck.Expires.IsZero() && ck.Expires.Before(now))
-		if t.svc != nil && t.svc.isAuthCookie(ck.Name) {
+		if t.svc != nil && t.svc.isSessionCookie(stored, ck.Name) {
 			if expired || ck.Value == "" {
 				continue
 			}
@@ -184,7 +188,7 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 				continue // too short or odd to be a session: neither stored nor redacted
 			}
 			c.p.red.add(ck.Value)
-			if ss, ok := c.p.keys.Get(t.svc.Name); ok && ss.Cookies[ck.Name] == ck.Value {
+			if stored != nil && stored.Cookies[ck.Name] == ck.Value {
 				continue
 			}
 			if refresh == nil {

@@ -171,3 +171,49 @@ func TestPathAndAddressHeadersRefused(t *testing.T) {
 	_, err := call.Do(context.Background(), &Request{Service: "card", Path: "/api/scores/x", Header: http.Header{"X-Requested-With": {"app"}}})
 	require.NoError(t, err, "other headers still go")
 }
+
+// A service that attaches every stored cookie ("*") and copies a query
+// parameter into a cookie (a language, a theme): a plugin that chooses
+// the value ("true") must not get it stored in the keystore as part of
+// the session, where it would be redacted from every later result of
+// every plugin (turning `true` into a marker, and JSON into non-JSON). A
+// new cookie stays in the call's jar; a stored one is still refreshed.
+func TestAllCookiesServiceStoresOnlySessionCookies(t *testing.T) {
+	const fresh = "wprocSess-REFRESHED-0123456789"
+	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if l := r.URL.Query().Get("locale"); l != "" {
+			http.SetCookie(w, &http.Cookie{Name: "locale", Value: l, Path: "/"})
+		}
+		if r.URL.Path == "/refresh" {
+			http.SetCookie(w, &http.Cookie{Name: "PHPSESSID", Value: fresh, Path: "/"})
+		}
+		w.Write([]byte(`{"ok":true}`))
+	})
+	cat := Catalogue{"wproc": &Service{Name: "wproc", Origin: srv.URL, Auth: Auth{Cookies: []string{"*"}}}}
+	require.NoError(t, cat.Validate())
+	dir := t.TempDir()
+	ks, err := OpenKeystore(dir + "/keystore.json")
+	require.NoError(t, err)
+	require.NoError(t, ks.Put("wproc", &ServiceSecrets{Cookies: map[string]string{"PHPSESSID": "wprocSess-0001-abcdef"}}))
+	p := New(Config{Catalogue: cat, Keystore: ks})
+	call := p.NewCall("demo", access("wproc"))
+	resp, err := call.Do(context.Background(), &Request{Service: "wproc", Path: "/x", Query: url.Values{"locale": {"true"}}})
+	require.NoError(t, err)
+	assert.Equal(t, `{"ok":true}`, string(resp.Body))
+	assert.Equal(t, "true", call.Redact("true"))
+
+	// The new cookie goes back within the call, beside the session.
+	_, err = call.Do(context.Background(), &Request{Service: "wproc", Path: "/refresh"})
+	require.NoError(t, err)
+	assert.Equal(t, "PHPSESSID=wprocSess-0001-abcdef; locale=true", srv.Hits()[1].Header.Get("Cookie"))
+	assert.Equal(t, Marker, call.Redact(fresh), "a stored cookie's new value is a session value")
+
+	// The keystore holds the refreshed session, and nothing else.
+	ks2, err := OpenKeystore(dir + "/keystore.json")
+	require.NoError(t, err)
+	ss, _ := ks2.Get("wproc")
+	assert.Equal(t, map[string]string{"PHPSESSID": fresh}, ss.Cookies)
+	resp, err = New(Config{Catalogue: cat, Keystore: ks2}).NewCall("demo", access("wproc")).Do(context.Background(), &Request{Service: "wproc", Path: "/y"})
+	require.NoError(t, err)
+	assert.Equal(t, `{"ok":true}`, string(resp.Body))
+}
