@@ -88,25 +88,27 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 			buf.Write(s.Value(body))
 			lines = append(lines, yamlx.LineMap{Line: bodyLine + li, Col: col})
 		}
-		// The block runs from its opening fence line to its closing fence.
+		// The block runs from its opening fence line to its closing fence:
+		// the line right after its last content line (or after the info
+		// line), when that line is a fence; an unclosed block ends with its
+		// content. (A segment's Stop is one past its line break.)
 		from := starts[lineOf(fc.Info.Segment.Start)]
-		to := len(body)
 		last := fc.Info.Segment.Stop
 		if segs.Len() > 0 {
-			last = segs.At(segs.Len() - 1).Stop
+			last = segs.At(segs.Len()-1).Stop - 1
 		}
-		if li := lineOf(last); li+1 < len(starts) {
-			// The closing fence is the first line after the content that is a fence.
-			for j := li + 1; j < len(starts); j++ {
-				end := len(body)
-				if j+1 < len(starts) {
-					end = starts[j+1]
-				}
-				t := strings.TrimSpace(string(body[starts[j]:end]))
-				if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-					to = end
-					break
-				}
+		lineEnd := func(j int) int {
+			if j+1 < len(starts) {
+				return starts[j+1]
+			}
+			return len(body)
+		}
+		li := lineOf(max(last, 0))
+		to := lineEnd(li)
+		if j := li + 1; j < len(starts) {
+			t := strings.TrimLeft(string(body[starts[j]:lineEnd(j)]), " \t>")
+			if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+				to = lineEnd(j)
 			}
 		}
 		cuts = append(cuts, cut{from, to})
