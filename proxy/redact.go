@@ -504,6 +504,24 @@ func hex4(b string, p int) (rune, bool) {
 	return r, true
 }
 
+// maxReference bounds the name of a character reference the views decode
+// (HTML allows any number of leading zeros in a numeric one).
+const maxReference = 32
+
+// punctuationEntities are HTML5's named character references for ASCII
+// punctuation, which an escaper may use for every such character (PHP's
+// htmlentities with ENT_HTML5 writes a JWT's dots as &period;) and which an
+// HTML step decodes.
+var punctuationEntities = map[string]byte{
+	"excl": '!', "QUOT": '"', "num": '#', "dollar": '$', "percnt": '%', "AMP": '&',
+	"lpar": '(', "rpar": ')', "ast": '*', "midast": '*', "plus": '+', "comma": ',',
+	"period": '.', "sol": '/', "colon": ':', "semi": ';', "LT": '<', "equals": '=',
+	"GT": '>', "quest": '?', "commat": '@', "lsqb": '[', "lbrack": '[', "bsol": '\\',
+	"rsqb": ']', "rbrack": ']', "Hat": '^', "lowbar": '_', "UnderBar": '_', "grave": '`',
+	"DiacriticalGrave": '`', "lcub": '{', "lbrace": '{', "verbar": '|', "vert": '|',
+	"VerticalLine": '|', "rcub": '}', "rbrace": '}',
+}
+
 // decodeUnit decodes the escape at b[p] into buf: n bytes of UTF-8, w bytes
 // of input; w == 0 when b[p] starts no escape.
 func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
@@ -542,7 +560,7 @@ func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 	case '&':
 		q := p + 1
 		end := q
-		for end < len(b) && end-q < 10 && b[end] != ';' {
+		for end < len(b) && end-q < maxReference && b[end] != ';' {
 			end++
 		}
 		if end >= len(b) || b[end] != ';' {
@@ -578,7 +596,11 @@ func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 				r = r*10 + rune(c-'0')
 			}
 		default:
-			return 0, 0
+			c, ok := punctuationEntities[name]
+			if !ok {
+				return 0, 0
+			}
+			r = rune(c)
 		}
 		if r > 0x10ffff || r == 0 {
 			return 0, 0

@@ -217,3 +217,24 @@ func TestAllCookiesServiceStoresOnlySessionCookies(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"ok":true}`, string(resp.Body))
 }
+
+// An escaper may write every ASCII punctuation character as its HTML5 name
+// (PHP's htmlentities with ENT_HTML5: a JWT's dots as &period;), and
+// numeric references may carry any number of leading zeros: an HTML step
+// decodes both, so the redactor's views do too.
+func TestRedactNamedAndPaddedReferences(t *testing.T) {
+	const jwt = "eyJhbGciOiJIUzI1NiJ9.Y2FyZC10b2tlbi0xMjM0NTY.s1gnatur3_XyZ"
+	r := newRedactor()
+	r.add(jwt)
+	for _, in := range []string{
+		strings.NewReplacer(".", "&period;", "_", "&lowbar;").Replace(jwt),
+		strings.NewReplacer(".", "&#x0000000000002e;", "_", "&UnderBar;").Replace(jwt),
+		`<td>` + strings.ReplaceAll(jwt, ".", "&#000000046;") + `</td>`,
+		url.QueryEscape(strings.ReplaceAll(jwt, ".", "&period;")),
+	} {
+		out := r.string(in)
+		assert.Contains(t, out, Marker, in)
+		assert.NotContains(t, out, "Y2FyZC10b2tlbi0xMjM0NTY", in)
+	}
+	assert.Equal(t, "a&period;b &unknown; &#x2e", r.string("a&period;b &unknown; &#x2e"), "other text stays")
+}
