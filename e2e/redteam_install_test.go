@@ -530,3 +530,41 @@ func TestRedteamConcurrentInstalls(t *testing.T) {
 	r := harness(t, home, nil, "list", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 }
+
+// TestRedteamOncePerDay: a server cannot make the engine ask it more than
+// once a day per link, whether it answers or fails; HARNESS_NOW drives the
+// clock; --force asks at once.
+func TestRedteamOncePerDay(t *testing.T) {
+	t.Parallel()
+	s := gittest.New(t)
+	dir := s.Repo("evil/daily", true)
+	s.Commit(dir, "main", map[string]string{"p/PLUGIN.md": rtDoc("daily", "1.0.0", "", "")})
+	home := t.TempDir()
+	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) []string {
+		return append(gitEnv(s), "HARNESS_NOW="+t0.Add(d).Format(time.RFC3339))
+	}
+	r := harness(t, home, at(0), "install", "--yes", "https://github.com/evil/daily/tree/main/p")
+	require.Equal(t, 0, r.code, r.stderr)
+	step := func(d time.Duration, wantListings int64, args ...string) {
+		t.Helper()
+		s.Reset()
+		r := harness(t, home, at(d), append([]string{"update"}, args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Equal(t, wantListings, s.Listings.Load(), "at +%v: %s", d, r.stdout)
+	}
+	step(23*time.Hour, 0)
+	step(24*time.Hour, 1)
+	step(25*time.Hour, 0)
+	s.Fail.Store(1)
+	step(48*time.Hour, 1)
+	require.Contains(t, rtState(t, home, "daily")["lastError"], "500")
+	step(71*time.Hour, 0) // a failure counts as a check
+	step(71*time.Hour, 1, "--force")
+	s.Fail.Store(0)
+	step(72*time.Hour, 0) // the forced check counted too
+	step(96*time.Hour, 1)
+	require.Nil(t, rtState(t, home, "daily")["lastError"], "a good check clears the error")
+	// A clock set back before the last check is due at once.
+	step(-time.Hour, 1)
+}
