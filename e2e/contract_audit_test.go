@@ -1639,3 +1639,98 @@ func TestAuditTamperedStore(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"hall": "学一", "crowd": 0.5}`, r.stdout)
 }
+
+// The contract's own example front matter (id canteen, the id of a bundled
+// document too) with a tool of the skeleton's shape, installed from a local
+// path and run by its id against the contract's services and secrets
+// files: the user's canteen is the one that runs.
+func TestAuditContractExampleByID(t *testing.T) {
+	t.Parallel()
+	const session, token = "s3cr3t-session", "Bearer t0ken"
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		if c, err := r.Cookie("JSESSIONID"); err != nil || c.Value != session || r.Header.Get("Authorization") != token {
+			http.Redirect(w, r, "/iaaa/login", http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"halls":[{"name":"学一","people":120,"seats":400}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	services := filepath.Join(dir, "services.yaml")
+	require.NoError(t, os.WriteFile(services, []byte(`card:
+  origin: `+srv.URL+`      # scheme://host[:port]
+  auth:
+    cookies: [JSESSIONID]             # cookie names the proxy attaches
+    headers: [Authorization]          # header names the proxy attaches
+  login:
+    redirect: /iaaa/login             # a redirect whose path starts here means the session expired
+`), 0o644))
+	secrets := filepath.Join(dir, "secrets.yaml")
+	require.NoError(t, os.WriteFile(secrets, []byte(`card:
+  cookies: { JSESSIONID: "s3cr3t-session" }
+  headers: { Authorization: "Bearer t0ken" }
+`), 0o600))
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": `---
+id: canteen                 # [a-z][a-z0-9-]*, at most 40 characters
+name: 食堂
+description: 食堂就餐人数与菜单。
+version: 1.0.0
+requires: [campus-session]
+access:
+  campus:                   # campus services by catalogue name
+    - card                  #   any path of the service
+    - service: grades       #   or narrowed to path prefixes
+      paths: [/api/scores/]
+  web:                      # public origins
+    - https://news.example.edu.cn
+  abilities: [kv]
+---
+Instructions for the agent, in Markdown.
+`,
+		"tools/halls.yaml": `title: 食堂人数
+description: How many people are in each canteen now.
+effect: read
+untrusted: false
+userOnly: false
+input:
+  type: object
+  properties:
+    hall: { type: string, description: "A hall, e.g. 学一" }
+steps:
+  - request:
+      service: card
+      method: GET
+      path: /api/canteen/${ $input.hall // "all" }/crowd
+      query: { lang: zh }
+      headers: { Accept: application/json }
+    as: res
+  - if: .status != 200
+    fail: "The card service answered ${ .status }"
+  - jq: '[.body.halls[] | {hall: .name, people: .people, free: (.seats - .people)}]'
+    as: halls
+  - return: '{halls: $halls, asked: $input.hall}'
+`,
+	})
+	home := t.TempDir()
+	r := harness(t, home, nil, "lint", doc)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = harness(t, home, nil, "install", doc, "--yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, []string{"canteen"}, listIDs(t, home, nil))
+	require.Equal(t, []string{"canteen__halls"}, toolNames(t, home, nil, "canteen"))
+	r = harness(t, home, nil, "run", "canteen", "halls", "--input", `{"hall": "学一"}`, "--services", services, "--secrets", secrets)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"halls": [{"hall": "学一", "people": 120, "free": 280}], "asked": "学一"}`, r.stdout)
+	require.NotContains(t, r.stdout+r.stderr, session)
+	require.NotContains(t, r.stdout+r.stderr, "t0ken")
+	mu.Lock()
+	require.Equal(t, []string{"/api/canteen/学一/crowd"}, paths)
+	mu.Unlock()
+}
