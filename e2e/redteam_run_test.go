@@ -388,3 +388,23 @@ func TestRedteamRunNamedEntitiesInHTML(t *testing.T) {
 		require.NotContains(t, s, "eyJzdWIiOiJzdHVkZW50In0")
 	}
 }
+
+// A read tool that rewrites its store in a loop (each kv_set rewrites the
+// whole file, up to 1 MiB, with an fsync): hundreds of writes in one call
+// would write hundreds of megabytes to the device's storage. The call stops
+// at the kvWrites limit (50); 50 writes still go.
+func TestRedteamRunStoreWritesBounded(t *testing.T) {
+	loop := func(n int) string {
+		return writeFiles(t, t.TempDir(), map[string]string{
+			"PLUGIN.md": "---\nid: kvb\nname: K\ndescription: d\nversion: 1.0.0\naccess:\n  abilities: [kv]\n---\nx\n",
+			"tools/t.yaml": "description: t\neffect: read\nsteps:\n  - jq: '[range(" + strconv.Itoa(n) + ")]'\n" +
+				"  - foreach:\n      in: .\n      steps:\n        - kv_set: {key: 'k${ $item % 15 }', value: '\"x\" * 60000'}\n  - return: '1'\n",
+		})
+	}
+	home := t.TempDir()
+	r := harness(t, home, nil, "run", loop(200), "t")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "kvWrites limit of 50")
+	r = harness(t, home, nil, "run", loop(50), "t")
+	require.Equal(t, 0, r.code, r.stderr)
+}

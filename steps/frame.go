@@ -90,6 +90,7 @@ type Frame struct {
 
 	steps    int
 	requests int
+	kvWrites int
 	ended    bool
 	result   any
 }
@@ -110,6 +111,17 @@ func (f *Frame) CountRequest() error {
 	f.requests++
 	if f.requests > f.Limits.Requests {
 		return &LimitError{Limit: "requests", Max: int64(f.Limits.Requests), What: "the call's requests"}
+	}
+	return nil
+}
+
+// CountKVWrite counts one change to the plugin's store against the call's
+// limit: each rewrites the store's file, so a loop of them would otherwise
+// write the whole store hundreds of times in one call.
+func (f *Frame) CountKVWrite() error {
+	f.kvWrites++
+	if f.kvWrites > f.Limits.KVWrites {
+		return &LimitError{Limit: "kvWrites", Max: int64(f.Limits.KVWrites), What: "the call's changes to the store"}
 	}
 	return nil
 }

@@ -109,6 +109,9 @@ func (s *kvSetStep) Run(ctx context.Context, f *Frame) (any, error) {
 			return nil, err
 		}
 	}
+	if err := f.CountKVWrite(); err != nil {
+		return nil, err
+	}
 	if err := f.KV.Set(k, v); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ type Limits struct {
 	KVValueBytes   int           // one stored value, as JSON
 	KVBytes        int           // a plugin's whole store, as JSON
 	KVKeys         int           // keys in a plugin's store
+	KVWrites       int           // changes to the store per call (each rewrites its file)
 	HeapBytes      int64         // the process heap: above it the running calls stop (0: no watch)
 
 	// Clock is what jq's now reports (nil: the real time). Not a limit, but
@@ -51,6 +52,7 @@ func DefaultLimits() Limits {
 		KVValueBytes:   64 << 10,
 		KVBytes:        1 << 20,
 		KVKeys:         1000,
+		KVWrites:       50,
 		HeapBytes:      1 << 30,
 	}
 }
