@@ -1,18 +1,21 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -407,4 +410,76 @@ func TestRedteamRunStoreWritesBounded(t *testing.T) {
 	require.Contains(t, r.stderr, "kvWrites limit of 50")
 	r = harness(t, home, nil, "run", loop(50), "t")
 	require.Equal(t, 0, r.code, r.stderr)
+}
+
+// harnessWithin is harness with a deadline: a run that hangs is killed and
+// fails the test instead of the whole suite.
+func harnessWithin(t *testing.T, d time.Duration, home string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "harness %v did not finish", args)
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("harness %v: %v", args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// Services and secrets files that are malformed or hostile: a named pipe
+// (opening one waits for a writer), a file over the size limit, YAML that
+// is broken or of the wrong shape around a session value. Each is a usage
+// error (exit 2) that names the file, and no message quotes the value.
+func TestRedteamRunHostileServicesAndSecretsFiles(t *testing.T) {
+	p := newPortal(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	services, secrets := serviceFiles(t, p.srv.URL)
+	doc := attackDoc(t, "1", "  - request: {service: portal, path: /x}\n  - return: .body\n")
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	r := harnessWithin(t, 10*time.Second, t.TempDir(), "run", doc, "t", "--services", services, "--secrets", fifo)
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "not a regular file")
+	r = harnessWithin(t, 10*time.Second, t.TempDir(), "run", doc, "t", "--services", fifo, "--secrets", secrets)
+	require.Equal(t, 2, r.code, r.stderr)
+
+	s := sessionCookie
+	for i, text := range []string{
+		"portal:\n  cookies: { JSESSIONID: \"" + s + "\" }\n  cookies: {}\n",
+		"portal:\n  cookies: { JSESSIONID: \"" + s + ";x\" }\n",
+		"portal:\n  cookies: { JSESSIONID: [" + s + "] }\n",
+		"portal:\n  cookies: { JSESSIONID: {a: " + s + "} }\n",
+		"portal:\n  cookies: { JSESSIONID: \"" + s + " }\n",
+		"portal:\n\tcookies: { JSESSIONID: " + s + " }\n",
+		"portal:\n  cookies: { JSESSIONID: &a " + s + ", B: *a }\n",
+		"portal:\n  cookies: { JSESSIONID: !!binary " + s + " }\n",
+		"portal:\n  cookie: { JSESSIONID: " + s + " }\n",
+		"portal:\n  cookies: JSESSIONID=" + s + "\n",
+		"portal: JSESSIONID=" + s + "\n",
+		"portal:\n  cookies: {JSESSIONID: \"" + s + "\\u0001\"}\n",
+		"portal:\n  cookies: {JSESSIONID: \" " + s + "\"}\n",
+		"portal:\n  cookies: {JSESSIONID: " + s + "}\n---\nportal: {}\n",
+		"portal:\n  cookies: {JSESSIONID: " + s + ", jsessionid: " + s + "}\n",
+		"portal:\n  headers: {Cookie: " + s + "}\n",
+		"\"" + s + "\n",
+		s + "\n",
+		"portal: {cookies: {JSESSIONID: " + strings.Repeat(s, 50000) + "}}\n",
+	} {
+		f := filepath.Join(dir, "secrets"+strconv.Itoa(i)+".yaml")
+		require.NoError(t, os.WriteFile(f, []byte(text), 0o600))
+		r := harnessWithin(t, 10*time.Second, t.TempDir(), "run", doc, "t", "--services", services, "--secrets", f)
+		require.Equal(t, 2, r.code, "%d: %s", i, r.stderr)
+		require.Contains(t, r.stderr, "secrets"+strconv.Itoa(i)+".yaml", i)
+		require.NotContains(t, r.stderr, s[:12], "%d: the message quotes the value", i)
+		require.Empty(t, r.stdout)
+	}
 }

@@ -307,6 +307,11 @@ func decodeService(doc *yamlx.Doc, m *yamlx.Map, s *Service, l *diag.List) {
 }
 
 func readConfig(path string) ([]byte, error) {
+	// Checked before it is opened too: opening a named pipe waits for a
+	// writer, for ever.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w", path, unwrapPathError(err))
