@@ -483,3 +483,56 @@ func TestRedteamRunHostileServicesAndSecretsFiles(t *testing.T) {
 		require.Empty(t, r.stdout)
 	}
 }
+
+// Servers that never answer, answer a byte at a time, or send a body
+// without end: the run ends within the tool's limits, with exit 1 and a
+// message naming what was over its limit, and nothing on stdout.
+func TestRedteamRunSlowAndEndlessServers(t *testing.T) {
+	p := newPortal(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hang":
+			<-r.Context().Done()
+		case "/drip":
+			w.Header().Set("Content-Type", "text/plain")
+			for {
+				if _, err := io.WriteString(w, "x"); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		case "/endless":
+			w.Header().Set("Content-Type", "text/plain")
+			chunk := strings.Repeat("y", 64<<10)
+			for {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					return
+				}
+			}
+		case "/gzgz":
+			w.Header().Set("Content-Encoding", "gzip, gzip")
+			io.WriteString(w, "x")
+		}
+	})
+	services, secrets := serviceFiles(t, p.srv.URL)
+	for _, tc := range []struct{ path, limits, want string }{
+		{"/hang", "limits: {deadline: 1s}\n", "over the deadline limit"},
+		{"/hang", "limits: {requestTimeout: 500ms}\n", "over the requestTimeout limit"},
+		{"/drip", "limits: {deadline: 1s}\n", "deadline"},
+		{"/endless", "", "more than 4194304 bytes"},
+		{"/gzgz", "", "unsupported content encoding"},
+	} {
+		doc := attackDoc(t, "1", "  - request: {service: portal, path: "+tc.path+"}\n  - return: .body\n")
+		writeFiles(t, doc, map[string]string{"tools/t.yaml": "description: t\neffect: read\n" + tc.limits +
+			"steps:\n  - request: {service: portal, path: " + tc.path + "}\n  - return: .body\n"})
+		r := harnessWithin(t, 20*time.Second, t.TempDir(), "run", doc, "t", "--services", services, "--secrets", secrets)
+		require.Equal(t, 1, r.code, "%s: %s", tc.path, r.stderr)
+		require.Contains(t, r.stderr, tc.want, tc.path)
+		require.Empty(t, r.stdout)
+		requireNoLeak(t, "stderr", r.stderr)
+	}
+}
