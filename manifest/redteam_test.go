@@ -23,6 +23,9 @@ func TestInstructionsCutExactlyTheBlocks(t *testing.T) {
 		{"in a list", "- item:\n\n  ```json widget a\n  {}\n  ```\n- next\n\n```sh\nx\n```\n", "- item:\n\n- next\n\n```sh\nx\n```"},
 		{"in a quote", "> quoted\n>\n> ```json widget a\n> {}\n> ```\n\nAfter.\n", "> quoted\n>\n\nAfter."},
 		{"unclosed at the end", "A\n```json widget a\n{}\n", "A"},
+		{"blank lines inside", "A\n```json widget a\n\n{}\n\n\n```\nB\n", "A\nB"},
+		{"tilde fence", "A\n~~~json widget a\n{}\n~~~\nB\n", "A\nB"},
+		{"no final line break", "A\n```json widget a\n{}\n```", "A"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
