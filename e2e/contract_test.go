@@ -213,15 +213,32 @@ func TestRunSkeleton(t *testing.T) {
 	require.Contains(t, r.stderr, "request")
 	requireNoSecret(t, r)
 
-	// An input that tries to leave the path prefix stays one escaped segment.
-	for _, evil := range []string{"../../admin", "x/../../y", "..%2f..%2fadmin", "a?b=c#d", "//evil.example/x", "\\\\evil"} {
+	// An input that tries to leave the path prefix either stays one escaped
+	// segment (exit 0, one request) or is refused before anything is sent
+	// (exit 1: a value that would add a segment or a dot segment cannot be
+	// escaped into a path that every server reads as one segment).
+	for evil, sent := range map[string]bool{
+		"../../admin": false, "x/../../y": false, "..%2f..%2fadmin": false, "//evil.example/x": false,
+		"\\\\evil": false, "..": false, "a?b=c#d": true, "@evil.example": true, "http://evil.example/": false,
+		"%2e%2e": false, "楼 1;x=y": true,
+	} {
 		in, _ := json.Marshal(map[string]string{"building": evil})
+		before := len(p.requests())
 		r = harness(t, home, nil, append([]string{"run", doc, "free", "--input", string(in)}, base...)...)
 		requireNoSecret(t, r)
 		reqs := p.requests()
-		last := reqs[len(reqs)-1]
-		require.True(t, strings.HasPrefix(last.URL.EscapedPath(), "/api/classrooms/"), "%s reached %s", evil, last.URL.EscapedPath())
-		require.NotContains(t, last.URL.EscapedPath()[len("/api/classrooms/"):strings.LastIndex(last.URL.EscapedPath(), "/")], "/", evil)
+		if !sent {
+			require.Equal(t, 1, r.code, "%s: %s", evil, r.stdout)
+			require.Empty(t, r.stdout)
+			require.NotEmpty(t, r.stderr)
+			require.Len(t, reqs, before, "%s was sent", evil)
+			continue
+		}
+		require.Equal(t, 0, r.code, "%s: %s", evil, r.stderr)
+		require.Len(t, reqs, before+1, evil)
+		got := reqs[before].URL
+		require.Equal(t, "/api/classrooms/"+evil+"/free", got.Path, "%s changed the path", evil)
+		require.Equal(t, "lang=zh", got.RawQuery, "%s changed the query", evil)
 	}
 
 	// The step's fail: exit 1, a message on stderr, nothing on stdout.
