@@ -22,9 +22,10 @@ const minFragment = 4
 // redactor finds credential values in bytes: raw, and in the encodings a
 // server may wrap them in. The text is searched once as it is, and, when it
 // holds an escape byte, once more as a decoded view in which every %XX
-// escape (either case), JSON \uXXXX escape (surrogate
-// pairs too) or \/ \" \\, and HTML character reference (&#NN; &#xHH; &amp;
-// &lt; &gt; &quot; &apos;) stands for the character it encodes, so mixed
+// escape (either case), JSON or JavaScript escape (\uXXXX, surrogate pairs
+// too, \xHH, \/ \" \\ \'), and HTML character reference (&#NN; &#xHH; &amp;
+// &lt; &gt; &quot; &apos;, HTML5's names of ASCII punctuation such as
+// &period;) stands for the character it encodes, so mixed
 // forms match too; a match in the view redacts the escapes it came from.
 // Base64 is matched as the fragments that any embedding of the value
 // produces, in its three alignments, standard and URL alphabets. All
@@ -540,9 +541,20 @@ func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 			return 0, 0
 		}
 		switch b[p+1] {
-		case '/', '"', '\\':
+		case '/', '"', '\\', '\'':
 			buf[0] = b[p+1]
 			return 1, 2
+		case 'x':
+			// A JavaScript string's \xHH (Go's html/template writes + and =
+			// so), the character U+00HH.
+			if p+3 < len(b) {
+				h, ok1 := hexVal(b[p+2])
+				l, ok2 := hexVal(b[p+3])
+				if ok1 && ok2 {
+					return utf8.EncodeRune(buf[:], rune(h<<4|l)), 4
+				}
+			}
+			return 0, 0
 		case 'u':
 			r, ok := hex4(b, p+2)
 			if !ok {

@@ -238,3 +238,20 @@ func TestRedactNamedAndPaddedReferences(t *testing.T) {
 	}
 	assert.Equal(t, "a&period;b &unknown; &#x2e", r.string("a&period;b &unknown; &#x2e"), "other text stays")
 }
+
+// A page that puts a session into a JavaScript string escapes it as JS
+// does: Go's html/template writes + and = as \x2b and \x3d, / as \/, and
+// escapers write ' as \'. The step's jq undoes that in a line, so the
+// redactor's views decode them too.
+func TestRedactJavaScriptEscapes(t *testing.T) {
+	const tok = "YWJj+ZGVm/Z2hp=aWpr'bG1u"
+	r := newRedactor()
+	r.add(tok)
+	js := strings.NewReplacer("+", `\x2b`, "=", `\x3D`, "/", `\/`, "'", `\'`).Replace(tok)
+	for _, in := range []string{js, `<script>var t = "` + js + `";</script>`, url.QueryEscape(js)} {
+		out := r.string(in)
+		assert.Contains(t, out, Marker, in)
+		assert.NotContains(t, out, "ZGVm", in)
+	}
+	assert.Equal(t, `a\x2b \xZZ \'`, r.string(`a\x2b \xZZ \'`), "other text stays")
+}
