@@ -11,10 +11,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -567,4 +570,38 @@ func TestRedteamOncePerDay(t *testing.T) {
 	require.Nil(t, rtState(t, home, "daily")["lastError"], "a good check clears the error")
 	// A clock set back before the last check is due at once.
 	step(-time.Hour, 1)
+}
+
+// TestRedteamMarkdownNestingBomb: a URL document whose body is one line of
+// "> > > …" (a megabyte of block quotes nested in each other) made the
+// Markdown parser run for minutes in install, review and the daily update.
+// Such a line is refused before the body is parsed.
+func TestRedteamMarkdownNestingBomb(t *testing.T) {
+	t.Parallel()
+	var body atomic.Value
+	body.Store(rtDoc("nest", "1.0.0", "", "```yaml tool t\n"+rtTool+"```\n"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		io.WriteString(w, body.Load().(string))
+	}))
+	t.Cleanup(srv.Close)
+	link := srv.URL + "/nest/PLUGIN.md"
+	bomb := rtDoc("nest", "1.1.0", "", "Intro.\n"+strings.Repeat("> ", 500000)+"x\n")
+
+	home := t.TempDir()
+	r := harnessGuarded(t, home, nil, 60*time.Second, "install", "--yes", link)
+	require.Equal(t, 0, r.code, r.stderr)
+	installed := rtState(t, home, "nest")["hash"]
+	body.Store(bomb)
+	for _, cmd := range [][]string{{"review", link}, {"lint", writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": bomb})}} {
+		r := harnessGuarded(t, home, nil, 60*time.Second, cmd...)
+		require.Equal(t, 1, r.code, "%v", cmd)
+		require.Contains(t, r.stderr, "nests block quotes or list items more than 32 levels deep", cmd)
+	}
+	res := rtUpdate(t, home, nil, "nest")
+	require.Equal(t, "failed", res["status"], res)
+	require.Contains(t, res["error"], "levels deep")
+	require.Equal(t, installed, rtState(t, home, "nest")["hash"])
+	r = harnessGuarded(t, t.TempDir(), nil, 60*time.Second, "install", "--yes", link)
+	require.Equal(t, 1, r.code)
 }

@@ -15,6 +15,12 @@ import (
 // MaxInstructionsBytes bounds the agent's instructions.
 const MaxInstructionsBytes = 64 << 10
 
+// MaxMarkdownNesting bounds the block quotes and list items one line of the
+// body opens: the Markdown parser's work grows with the square of that
+// nesting (a 1 MiB line of "> > > …" takes minutes), so it is checked with a
+// linear scan first.
+const MaxMarkdownNesting = 32
+
 var md = goldmark.New()
 
 // A fenced block in the body whose info string is "yaml tool NAME",
@@ -47,6 +53,11 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 	posOf := func(off int) diag.Pos {
 		li := lineOf(off)
 		return diag.Pos{File: "PLUGIN.md", Line: bodyLine + li, Col: utf8.RuneCount(body[starts[li]:off]) + 1}
+	}
+	if line, ok := nestingOK(body, MaxMarkdownNesting); !ok {
+		l.Errorf(diag.Pos{File: "PLUGIN.md", Line: bodyLine + line, Col: 1},
+			"the line nests block quotes or list items more than %d levels deep", MaxMarkdownNesting)
+		return nil
 	}
 	doc := md.Parser().Parse(text.NewReader(body))
 	var blocks []*Block
@@ -144,4 +155,67 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 		l.Errorf(posOf(err.Off), "the body %v", err)
 	}
 	return blocks
+}
+
+// nestingOK reports whether no line of body starts with more than max block
+// quote markers and list markers (the 0-based index of the first line that
+// does, if any). A thematic break ("* * *", "- - -") is not nesting.
+func nestingOK(body []byte, max int) (int, bool) {
+	for li, line := range bytes.Split(body, []byte("\n")) {
+		if !isThematicBreak(line) && leadingMarkers(line, max) > max {
+			return li, false
+		}
+	}
+	return 0, true
+}
+
+// leadingMarkers counts the block quote (">") and list markers ("-", "+",
+// "*", "1.", "1)" followed by a space) a line starts with, up to max+1.
+func leadingMarkers(line []byte, max int) int {
+	n := 0
+	for i := 0; i < len(line) && n <= max; {
+		c := line[i]
+		space := func(j int) bool { return j >= len(line) || line[j] == ' ' || line[j] == '\t' || line[j] == '\r' }
+		switch {
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case c == '>':
+			i++
+			n++
+		case (c == '-' || c == '+' || c == '*') && space(i+1):
+			i++
+			n++
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(line) && j-i < 9 && line[j] >= '0' && line[j] <= '9' {
+				j++
+			}
+			if j >= len(line) || (line[j] != '.' && line[j] != ')') || !space(j+1) {
+				return n
+			}
+			i = j + 1
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// isThematicBreak reports a line of three or more "-", "*" or "_" (the same
+// one) and spaces or tabs only.
+func isThematicBreak(line []byte) bool {
+	var mark byte
+	n := 0
+	for _, c := range line {
+		switch {
+		case c == ' ' || c == '\t' || c == '\r':
+		case (c == '-' || c == '*' || c == '_') && (mark == 0 || c == mark):
+			mark = c
+			n++
+		default:
+			return false
+		}
+	}
+	return n >= 3
 }

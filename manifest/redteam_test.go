@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pkuinfo/harness/manifest"
@@ -34,6 +35,40 @@ func TestInstructionsCutExactlyTheBlocks(t *testing.T) {
 				require.NotContains(t, d.Msg, "instructions", d.String())
 			}
 			require.Equal(t, c.want, p.Instructions)
+		})
+	}
+}
+
+// TestDeepMarkdownNestingRefused: the Markdown parser's work grows with the
+// square of the block quotes and list items one line opens (a 1 MiB line of
+// "> > > …" took minutes), so such a line is refused before it is parsed;
+// thematic breaks and ordinary nesting are not.
+func TestDeepMarkdownNestingRefused(t *testing.T) {
+	const front = "---\nid: deep\nname: Deep\ndescription: d\nversion: 1.0.0\n---\n"
+	for name, line := range map[string]string{
+		"quotes":          strings.Repeat("> ", 400000) + "x",
+		"quotes no space": strings.Repeat(">", 800000) + "x",
+		"quotes and tabs": strings.Repeat(">\t", 400000) + "x",
+		"ordered lists":   strings.Repeat("1. ", 300000) + "x",
+		"mixed":           strings.Repeat("> - ", 200000) + "x",
+		"just over":       strings.Repeat("- ", manifest.MaxMarkdownNesting+1) + "x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, l := manifest.Parse(manifest.Files{"PLUGIN.md": []byte(front + "Intro.\n" + line + "\n")})
+			require.True(t, l.HasErrors())
+			require.Contains(t, l.Error(), "PLUGIN.md:8:1: the line nests block quotes or list items more than 32 levels deep")
+		})
+	}
+	for name, body := range map[string]string{
+		"thematic breaks": strings.Repeat("* ", 60) + "\n\n" + strings.Repeat("- ", 60) + "\n\n" + strings.Repeat("_ ", 60) + "\n",
+		"nested lists":    "- a\n  - b\n    - c\n      > quoted\n      > - d\n",
+		"at the limit":    strings.Repeat("> ", manifest.MaxMarkdownNesting) + "x\n",
+		"numbers":         strings.Repeat("2026. ", 3) + "x\n" + strings.Repeat("1.5 ", 50) + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, l := manifest.Parse(manifest.Files{"PLUGIN.md": []byte(front + body)})
+			require.NotContains(t, l.Error(), "levels deep")
+			require.NotEmpty(t, p.Instructions)
 		})
 	}
 }
