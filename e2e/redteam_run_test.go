@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -93,6 +94,14 @@ func TestRedteamRunEchoUnderCharsetOrHeaderName(t *testing.T) {
 		case "/meta":
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, `<meta charset="gb2312"><p>`+"\xb6\xfe\x81"+c.Value+"</p>")
+		case "/wrapped":
+			// MIME base64 of a record holding the session, at 76 columns.
+			blob := base64.StdEncoding.EncodeToString([]byte(`{"user":"2100012345","s":"` + c.Value + `"}`))
+			for i := 0; i < len(blob); i += 76 {
+				io.WriteString(w, blob[i:min(i+76, len(blob))]+"\r\n")
+			}
+		case "/folded":
+			io.WriteString(w, "session: "+c.Value[:9]+"\n"+c.Value[9:]+"\n")
 		case "/hdr":
 			w.Header()["X-"+strings.ReplaceAll(c.Value, "s", "%73")] = []string{"1"}
 			w.Header()["X-"+url.QueryEscape(url.QueryEscape(c.Value))+"%2D"] = []string{"1"}
@@ -111,6 +120,8 @@ func TestRedteamRunEchoUnderCharsetOrHeaderName(t *testing.T) {
 		"gb":       "  - request: {service: portal, path: /gb}\n  - jq: '.body'\n",
 		"meta":     "  - request: {service: portal, path: /meta}\n  - html: {select: p}\n  - jq: '.[0]'\n",
 		"hdr":      "  - request: {service: portal, path: /hdr}\n  - jq: '.headers | keys | join(\",\")'\n",
+		"wrapped":  "  - request: {service: portal, path: /wrapped}\n  - jq: '.body | gsub(\"[\\r\\n]\"; \"\") | . as $b | try @base64d catch $b'\n",
+		"folded":   "  - request: {service: portal, path: /folded}\n  - jq: '.body | gsub(\"\\n\"; \"\")'\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			home := t.TempDir()

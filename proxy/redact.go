@@ -377,6 +377,26 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 			spans = append(spans, span{from, to})
 		}
 	}
+	if !fold && strings.IndexByte(b, '\n') >= 0 {
+		spans = r.findUnwrapped(m, b, spans)
+	}
+	return spans
+}
+
+// findUnwrapped searches b with its line breaks removed: a server may wrap
+// long lines at a column (MIME base64 at 76 characters, a text cut at 80),
+// splitting a credential or its base64 over two lines, which a step joins
+// back with one gsub.
+func (r *redState) findUnwrapped(m *multi, b string, spans []span) []span {
+	v := viewPool.Get().(*view)
+	defer viewPool.Put(v)
+	if !v.unwrap(b) || len(v.text) < r.minLen {
+		return spans
+	}
+	text := unsafe.String(unsafe.SliceData(v.text), len(v.text))
+	for _, s := range m.search(text, nil) {
+		spans = append(spans, span{v.orig(s.from, false), v.orig(s.to-1, true)})
+	}
 	return spans
 }
 
@@ -427,6 +447,32 @@ func (v *view) orig(k int, end bool) int {
 		return o + 1
 	}
 	return o
+}
+
+// unwrap fills v with b rid of its line breaks (\r and \n), each recorded
+// as an escape that decodes to nothing; false when b has none.
+func (v *view) unwrap(b string) bool {
+	v.n, v.text, v.segs = len(b), v.text[:0], v.segs[:0]
+	if cap(v.text) > 1<<20 {
+		v.text = nil // do not keep a huge buffer in the pool
+	}
+	raw := 0
+	for p := 0; p < len(b); p++ {
+		if c := b[p]; c != '\n' && c != '\r' {
+			continue
+		}
+		if len(v.segs) == 0 && cap(v.text) < len(b) {
+			v.text = make([]byte, 0, len(b))
+		}
+		v.text = append(v.text, b[raw:p]...)
+		v.segs = append(v.segs, seg{at: len(v.text), n: 0, src: p, w: 1})
+		raw = p + 1
+	}
+	if len(v.segs) == 0 {
+		return false
+	}
+	v.text = append(v.text, b[raw:]...)
+	return true
 }
 
 // decode fills v with b's escapes decoded, from first on (the first escape

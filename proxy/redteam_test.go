@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -254,4 +255,29 @@ func TestRedactJavaScriptEscapes(t *testing.T) {
 		assert.NotContains(t, out, "ZGVm", in)
 	}
 	assert.Equal(t, `a\x2b \xZZ \'`, r.string(`a\x2b \xZZ \'`), "other text stays")
+}
+
+// A server may wrap long lines at a column: MIME base64 at 76 characters
+// (Java's MIME encoder), a text cut at 80. A credential, or its base64,
+// split over two lines is joined back with one gsub, so it is redacted
+// across the break; text without a credential keeps its lines.
+func TestRedactAcrossLineBreaks(t *testing.T) {
+	const tok = "portalSess-1a2b3c4d5e6f7a8b-0123456789"
+	r := newRedactor()
+	r.add(tok)
+	blob := base64.StdEncoding.EncodeToString([]byte(`{"user":"2100012345","session":"` + tok + `","lang":"zh"}`))
+	var mime strings.Builder
+	for i := 0; i < len(blob); i += 76 {
+		mime.WriteString(blob[i:min(i+76, len(blob))] + "\r\n")
+	}
+	for _, in := range []string{mime.String(), "session: " + tok[:20] + "\n" + tok[20:] + "\nnext line\n", tok[:9] + "\r\n" + tok[9:]} {
+		out := r.string(in)
+		assert.Contains(t, out, Marker, in)
+		joined := strings.NewReplacer("\r", "", "\n", "").Replace(out)
+		assert.NotContains(t, joined, tok[5:25], in)
+		if d, err := base64.StdEncoding.DecodeString(joined); err == nil {
+			assert.NotContains(t, string(d), tok[5:25], in)
+		}
+	}
+	assert.Equal(t, "two\nlines\r\n", r.string("two\nlines\r\n"))
 }
