@@ -100,6 +100,9 @@ func TestRedteamRunEchoUnderCharsetOrHeaderName(t *testing.T) {
 			for i := 0; i < len(blob); i += 76 {
 				io.WriteString(w, blob[i:min(i+76, len(blob))]+"\r\n")
 			}
+		case "/wbr":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<p>"+c.Value[:8]+"<wbr>"+c.Value[8:16]+"&#8203;"+c.Value[16:]+"</p>")
 		case "/folded":
 			io.WriteString(w, "session: "+c.Value[:9]+"\n"+c.Value[9:]+"\n")
 		case "/hdr":
@@ -121,6 +124,7 @@ func TestRedteamRunEchoUnderCharsetOrHeaderName(t *testing.T) {
 		"meta":     "  - request: {service: portal, path: /meta}\n  - html: {select: p}\n  - jq: '.[0]'\n",
 		"hdr":      "  - request: {service: portal, path: /hdr}\n  - jq: '.headers | keys | join(\",\")'\n",
 		"wrapped":  "  - request: {service: portal, path: /wrapped}\n  - jq: '.body | gsub(\"[\\r\\n]\"; \"\") | . as $b | try @base64d catch $b'\n",
+		"wbr":      "  - request: {service: portal, path: /wbr}\n  - html: {select: p}\n  - jq: '.[0] | gsub(\"\\u200b\"; \"\")'\n",
 		"folded":   "  - request: {service: portal, path: /folded}\n  - jq: '.body | gsub(\"\\n\"; \"\")'\n",
 	} {
 		t.Run(name, func(t *testing.T) {

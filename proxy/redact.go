@@ -377,16 +377,48 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 			spans = append(spans, span{from, to})
 		}
 	}
-	if !fold && strings.IndexByte(b, '\n') >= 0 {
+	if !fold && hasBreak(b) {
 		spans = r.findUnwrapped(m, b, spans)
 	}
 	return spans
 }
 
-// findUnwrapped searches b with its line breaks removed: a server may wrap
-// long lines at a column (MIME base64 at 76 characters, a text cut at 80),
-// splitting a credential or its base64 over two lines, which a step joins
-// back with one gsub.
+// breaks are what a server may put inside a long word to wrap it: line
+// breaks (MIME base64 at 76 characters, a text cut at 80), and the
+// invisible break opportunities a page puts into a long token (<wbr>, a
+// zero-width space, a soft hyphen, a word joiner), each of which a step
+// removes with one gsub (the html step drops <wbr> itself).
+var breaks = []string{"\n", "\r", "<wbr>", "<wbr/>", "<wbr />", "\u200b", "\u00ad", "\u2060", "\ufeff",
+	"&shy;", "&#173;", "&#8203;", "&#x200b;", "&#x200B;"}
+
+// hasBreak reports whether b holds one of the breaks.
+func hasBreak(b string) bool {
+	for _, x := range breaks {
+		if strings.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// breakAt is the length of the break at b[p], or 0.
+func breakAt(b string, p int) int {
+	switch b[p] {
+	case '\n', '\r':
+		return 1
+	case '<', '&', 0xe2, 0xc2, 0xef:
+		for _, x := range breaks[2:] {
+			if strings.HasPrefix(b[p:], x) {
+				return len(x)
+			}
+		}
+	}
+	return 0
+}
+
+// findUnwrapped searches b with its breaks removed: a server may split a
+// credential or its base64 over two lines, or put break opportunities into
+// it, which a step removes with one gsub.
 func (r *redState) findUnwrapped(m *multi, b string, spans []span) []span {
 	v := viewPool.Get().(*view)
 	defer viewPool.Put(v)
@@ -449,24 +481,27 @@ func (v *view) orig(k int, end bool) int {
 	return o
 }
 
-// unwrap fills v with b rid of its line breaks (\r and \n), each recorded
-// as an escape that decodes to nothing; false when b has none.
+// unwrap fills v with b rid of its breaks, each recorded as an escape that
+// decodes to nothing; false when b has none.
 func (v *view) unwrap(b string) bool {
 	v.n, v.text, v.segs = len(b), v.text[:0], v.segs[:0]
 	if cap(v.text) > 1<<20 {
 		v.text = nil // do not keep a huge buffer in the pool
 	}
 	raw := 0
-	for p := 0; p < len(b); p++ {
-		if c := b[p]; c != '\n' && c != '\r' {
+	for p := 0; p < len(b); {
+		w := breakAt(b, p)
+		if w == 0 {
+			p++
 			continue
 		}
 		if len(v.segs) == 0 && cap(v.text) < len(b) {
 			v.text = make([]byte, 0, len(b))
 		}
 		v.text = append(v.text, b[raw:p]...)
-		v.segs = append(v.segs, seg{at: len(v.text), n: 0, src: p, w: 1})
-		raw = p + 1
+		v.segs = append(v.segs, seg{at: len(v.text), n: 0, src: p, w: w})
+		p += w
+		raw = p
 	}
 	if len(v.segs) == 0 {
 		return false

@@ -258,9 +258,10 @@ func TestRedactJavaScriptEscapes(t *testing.T) {
 }
 
 // A server may wrap long lines at a column: MIME base64 at 76 characters
-// (Java's MIME encoder), a text cut at 80. A credential, or its base64,
-// split over two lines is joined back with one gsub, so it is redacted
-// across the break; text without a credential keeps its lines.
+// (Java's MIME encoder), a text cut at 80; a page may put break
+// opportunities into a long token (<wbr>, a zero-width space, a soft
+// hyphen). A credential, or its base64, split so is joined back with one
+// gsub, so it is redacted across the break; other text stays.
 func TestRedactAcrossLineBreaks(t *testing.T) {
 	const tok = "portalSess-1a2b3c4d5e6f7a8b-0123456789"
 	r := newRedactor()
@@ -270,10 +271,12 @@ func TestRedactAcrossLineBreaks(t *testing.T) {
 	for i := 0; i < len(blob); i += 76 {
 		mime.WriteString(blob[i:min(i+76, len(blob))] + "\r\n")
 	}
-	for _, in := range []string{mime.String(), "session: " + tok[:20] + "\n" + tok[20:] + "\nnext line\n", tok[:9] + "\r\n" + tok[9:]} {
+	broken := func(sep string) string { return "<td>" + tok[:8] + sep + tok[8:16] + sep + tok[16:] + "</td>" }
+	for _, in := range []string{mime.String(), "session: " + tok[:20] + "\n" + tok[20:] + "\nnext line\n", tok[:9] + "\r\n" + tok[9:],
+		broken("<wbr>"), broken("\u200b"), broken("&shy;"), broken("\u00ad"), broken("&#8203;")} {
 		out := r.string(in)
 		assert.Contains(t, out, Marker, in)
-		joined := strings.NewReplacer("\r", "", "\n", "").Replace(out)
+		joined := strings.NewReplacer("\r", "", "\n", "", "<wbr>", "", "\u200b", "", "&shy;", "", "\u00ad", "", "&#8203;", "").Replace(out)
 		assert.NotContains(t, joined, tok[5:25], in)
 		if d, err := base64.StdEncoding.DecodeString(joined); err == nil {
 			assert.NotContains(t, string(d), tok[5:25], in)
