@@ -7,8 +7,8 @@ import (
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -21,7 +21,11 @@ const MaxInstructionsBytes = 64 << 10
 // linear scan first.
 const MaxMarkdownNesting = 32
 
-var md = goldmark.New()
+// md finds the body's blocks. It parses block structure only: no inline
+// parser and no paragraph transformer runs, as the blocks need neither, and
+// the inline link and reference parsers take time that grows with the
+// square of some inputs (a megabyte of "[a](" took minutes).
+var md = parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
 
 // A fenced block in the body whose info string is "yaml tool NAME",
 // "json widget NAME" or "yaml test NAME" is a tool, widget or test case;
@@ -59,7 +63,7 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 			"the line nests block quotes or list items more than %d levels deep", MaxMarkdownNesting)
 		return nil
 	}
-	doc := md.Parser().Parse(text.NewReader(body))
+	doc := md.Parse(text.NewReader(body))
 	var blocks []*Block
 	type cut struct{ from, to int }
 	var cuts []cut

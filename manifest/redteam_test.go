@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -69,6 +70,33 @@ func TestDeepMarkdownNestingRefused(t *testing.T) {
 			p, l := manifest.Parse(manifest.Files{"PLUGIN.md": []byte(front + body)})
 			require.NotContains(t, l.Error(), "levels deep")
 			require.NotEmpty(t, p.Instructions)
+		})
+	}
+}
+
+// TestInlineMarkdownBombs: the body is parsed for its blocks only. Inline
+// links, references and brackets, whose parsers take time that grows with
+// the square of some inputs (a megabyte of "[a](" took minutes), are never
+// parsed: such a body is only too long for the instructions.
+func TestInlineMarkdownBombs(t *testing.T) {
+	const front = "---\nid: inline\nname: Inline\ndescription: d\nversion: 1.0.0\n---\n"
+	const n = 1000000
+	var defs strings.Builder
+	for i := 0; defs.Len() < n; i++ {
+		fmt.Fprintf(&defs, "[a%d]: /u\n", i)
+	}
+	for name, body := range map[string]string{
+		"link openers":    strings.Repeat("[a](", n/4),
+		"nested brackets": strings.Repeat("[", n/2) + strings.Repeat("]", n/2),
+		"reference defs":  defs.String(),
+		"image openers":   strings.Repeat("![", n/2),
+		"emphasis":        strings.Repeat("*_", n/2),
+	} {
+		t.Run(name, func(t *testing.T) {
+			tool := "\n```yaml tool t\ndescription: t\neffect: read\nsteps:\n  - return: '1'\n```\n"
+			p, l := manifest.Parse(manifest.Files{"PLUGIN.md": []byte(front + body + tool)})
+			require.Contains(t, l.Error(), "the instructions are")
+			require.Len(t, p.Tools, 1, "the block after the text is still found")
 		})
 	}
 }
