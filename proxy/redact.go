@@ -369,7 +369,13 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 			}
 		}
 		text = unsafe.String(unsafe.SliceData(v.text), len(v.text))
-		for _, s := range m.search(text, nil) {
+		found := m.search(text, nil)
+		if !fold && hasBreak(text) {
+			// Breaks written as escapes (a JSON \u200b, a %0A) are
+			// breaks in the view.
+			found = r.findUnwrapped(m, text, found)
+		}
+		for _, s := range found {
 			from, to := s.from, s.to
 			for l := level; l >= 0; l-- {
 				from, to = chain[l].orig(from, false), chain[l].orig(to-1, true)

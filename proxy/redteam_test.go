@@ -273,10 +273,12 @@ func TestRedactAcrossLineBreaks(t *testing.T) {
 	}
 	broken := func(sep string) string { return "<td>" + tok[:8] + sep + tok[8:16] + sep + tok[16:] + "</td>" }
 	for _, in := range []string{mime.String(), "session: " + tok[:20] + "\n" + tok[20:] + "\nnext line\n", tok[:9] + "\r\n" + tok[9:],
-		broken("<wbr>"), broken("\u200b"), broken("&shy;"), broken("\u00ad"), broken("&#8203;")} {
+		broken("<wbr>"), broken("\u200b"), broken("&shy;"), broken("\u00ad"), broken("&#8203;"),
+		`{"s":"` + tok[:8] + `\u200b` + tok[8:] + `"}`, url.QueryEscape(tok[:8] + "\n" + tok[8:])} {
 		out := r.string(in)
 		assert.Contains(t, out, Marker, in)
-		joined := strings.NewReplacer("\r", "", "\n", "", "<wbr>", "", "\u200b", "", "&shy;", "", "\u00ad", "", "&#8203;", "").Replace(out)
+		joined := strings.NewReplacer("\r", "", "\n", "", "<wbr>", "", "\u200b", "", "&shy;", "", "\u00ad", "", "&#8203;", "",
+			`\u200b`, "", "%0A", "").Replace(out)
 		assert.NotContains(t, joined, tok[5:25], in)
 		if d, err := base64.StdEncoding.DecodeString(joined); err == nil {
 			assert.NotContains(t, string(d), tok[5:25], in)
