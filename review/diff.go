@@ -356,7 +356,10 @@ func toolMap(p *manifest.Plugin) (map[string]*manifest.Tool, []string) {
 		if t == nil {
 			continue
 		}
-		n := normName(t.Name)
+		// Names are compared as the engine runs them: exactly. (Folding
+		// their case once merged "sendA" and "senda" into one line and hid
+		// the other tool.)
+		n := t.Name
 		if prev, ok := m[n]; ok && effectRank(prev.Effect) >= effectRank(t.Effect) {
 			continue // a duplicate: keep the stronger
 		}

@@ -149,10 +149,38 @@ func TestDiffNormalised(t *testing.T) {
 			{Scheme: "https", Host: "news.example.edu.cn", Port: 443},
 		},
 		Abilities: []string{"KV", "kv"},
-	}, Tools: []*manifest.Tool{{Name: "T", Effect: manifest.Write}}}
+	}, Tools: []*manifest.Tool{{Name: "t", Effect: manifest.Write}}}
 	d := Diff(a, b)
 	require.Empty(t, d.Changes)
 	require.Empty(t, Diff(b, a).Changes)
+}
+
+// TestDiffToolNamesExact: tool names are compared as the engine runs them,
+// exactly: "sendA" and "senda" are two tools, each on its own line of the
+// sheet and the diff (folding case once hid one of them).
+func TestDiffToolNamesExact(t *testing.T) {
+	old := &manifest.Plugin{ID: "x", Tools: []*manifest.Tool{
+		{Name: "sendA", Effect: manifest.Public, AlwaysAsk: true},
+		{Name: "senda", Effect: manifest.Write, AlwaysAsk: true},
+	}}
+	new := &manifest.Plugin{ID: "x", Tools: []*manifest.Tool{
+		{Name: "sendA", Effect: manifest.Public, AlwaysAsk: true},
+		{Name: "senda", Effect: manifest.Money},
+	}}
+	d := Diff(old, new)
+	require.True(t, d.Wider)
+	paths := map[string]bool{}
+	for _, c := range d.Changes {
+		paths[c.Path] = c.Wider
+	}
+	require.Equal(t, map[string]bool{"tools.senda.effect": true, "tools.senda.alwaysAsk": true}, paths)
+	s := NewSheet(new, Info{})
+	require.Len(t, s.Tools, 2)
+	s.Mark(d, "1.0.0", "")
+	for _, l := range s.Tools {
+		require.Equal(t, l.Name == "senda", l.Wider, l.Name)
+	}
+	require.Equal(t, "tools.cardBalance", Diff(&manifest.Plugin{}, &manifest.Plugin{Tools: []*manifest.Tool{{Name: "cardBalance", Effect: manifest.Read}}}).Changes[0].Path)
 }
 
 func TestPrefixCovers(t *testing.T) {

@@ -72,7 +72,7 @@ func normalizeAccess(p *manifest.Plugin) access {
 	return a
 }
 
-// normName lower-cases and trims a name (service, ability, capability, tool).
+// normName lower-cases and trims a name (service, ability, capability).
 func normName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
 // normPath cleans a path prefix: a leading "/", no empty or "." segments,

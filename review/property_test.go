@@ -115,8 +115,7 @@ func respell(r *rand.Rand, p *manifest.Plugin) *manifest.Plugin {
 	}
 	q.Tools = nil
 	for _, t := range p.Tools {
-		c := *t
-		c.Name = strings.ToUpper(c.Name)
+		c := *t // tool names are compared exactly: only the order changes
 		q.Tools = append([]*manifest.Tool{&c}, q.Tools...)
 	}
 	return &q

@@ -183,7 +183,7 @@ func (s *Sheet) Mark(d Delta, fromVersion, fromHash string) {
 			}
 		case SecTools:
 			for i := range s.Tools {
-				if normName(s.Tools[i].Name) == c.Item {
+				if s.Tools[i].Name == c.Item {
 					s.Tools[i].Wider = true
 				}
 			}
