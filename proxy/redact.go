@@ -456,17 +456,22 @@ type view struct {
 	n    int // len(b)
 }
 
+// seg is 16 bytes: a view of a text of escapes has one per escape, and a
+// response may be 4 MiB of them.
 type seg struct {
-	at  int // offset in text of the decoded bytes
-	n   int // how many decoded bytes
-	src int // offset in b of the escape
-	w   int // its width in b
+	at  int32 // offset in text of the decoded bytes
+	n   int32 // how many decoded bytes
+	src int32 // offset in b of the escape
+	w   int32 // its width in b
 }
+
+// maxViewText bounds the text a view is made of (offsets are int32).
+const maxViewText = 1<<31 - 1
 
 // orig maps a view offset to b: the start of the byte (or of the escape it
 // comes from), or with end set, the end of it.
 func (v *view) orig(k int, end bool) int {
-	i := sort.Search(len(v.segs), func(i int) bool { return v.segs[i].at > k }) - 1
+	i := sort.Search(len(v.segs), func(i int) bool { return int(v.segs[i].at) > k }) - 1
 	if i < 0 {
 		if end {
 			return k + 1
@@ -474,25 +479,58 @@ func (v *view) orig(k int, end bool) int {
 		return k
 	}
 	s := v.segs[i]
-	if k < s.at+s.n {
+	at, n, src, w := int(s.at), int(s.n), int(s.src), int(s.w)
+	if k < at+n {
 		if end {
-			return s.src + s.w
+			return src + w
 		}
-		return s.src
+		return src
 	}
-	o := s.src + s.w + (k - s.at - s.n)
+	o := src + w + (k - at - n)
 	if end {
 		return o + 1
 	}
 	return o
 }
 
+// reset drops buffers too large to keep in the pool.
+func (v *view) reset() {
+	if cap(v.text) > 1<<20 {
+		v.text = nil
+	}
+	if cap(v.segs) > 1<<14 {
+		v.segs = nil
+	}
+}
+
 // unwrap fills v with b rid of its breaks, each recorded as an escape that
 // decodes to nothing; false when b has none.
 func (v *view) unwrap(b string) bool {
 	v.n, v.text, v.segs = len(b), v.text[:0], v.segs[:0]
-	if cap(v.text) > 1<<20 {
-		v.text = nil // do not keep a huge buffer in the pool
+	v.reset()
+	if len(b) > maxViewText {
+		return false
+	}
+	// Count the segments first: the slice is made once, at its size.
+	count := 0
+	for p, last := 0, -1; p < len(b); {
+		w := breakAt(b, p)
+		if w == 0 {
+			p++
+			continue
+		}
+		if last != p {
+			count++
+		}
+		p += w
+		last = p
+	}
+	if count == 0 {
+		return false
+	}
+	v.segs = slices.Grow(v.segs, count)
+	if cap(v.text) < len(b) {
+		v.text = make([]byte, 0, len(b))
 	}
 	raw := 0
 	for p := 0; p < len(b); {
@@ -501,11 +539,13 @@ func (v *view) unwrap(b string) bool {
 			p++
 			continue
 		}
-		if len(v.segs) == 0 && cap(v.text) < len(b) {
-			v.text = make([]byte, 0, len(b))
+		if n := len(v.segs); n > 0 && raw == p && int(v.segs[n-1].at) == len(v.text) {
+			// Consecutive breaks make one segment.
+			v.segs[n-1].w += int32(w)
+		} else {
+			v.text = append(v.text, b[raw:p]...)
+			v.segs = append(v.segs, seg{at: int32(len(v.text)), n: 0, src: int32(p), w: int32(w)})
 		}
-		v.text = append(v.text, b[raw:p]...)
-		v.segs = append(v.segs, seg{at: len(v.text), n: 0, src: p, w: w})
 		p += w
 		raw = p
 	}
@@ -520,8 +560,9 @@ func (v *view) unwrap(b string) bool {
 // byte); false when none decodes.
 func (v *view) decode(b string, first int) bool {
 	v.n, v.text, v.segs = len(b), v.text[:0], v.segs[:0]
-	if cap(v.text) > 1<<20 {
-		v.text = nil // do not keep a huge buffer in the pool
+	v.reset()
+	if len(b) > maxViewText {
+		return false
 	}
 	var buf [4]byte
 	next := [3]int{-2, -2, -2} // next '%', '\\', '&' at or after p (-1: none)
@@ -531,11 +572,18 @@ func (v *view) decode(b string, first int) bool {
 	for p >= 0 && p < len(b) {
 		nb, wb := decodeUnit(b, p, &buf)
 		if wb > 0 {
-			if len(v.segs) == 0 && cap(v.text) < len(b) {
-				v.text = make([]byte, 0, len(b))
+			if len(v.segs) == 0 {
+				if cap(v.text) < len(b) {
+					v.text = make([]byte, 0, len(b))
+				}
+				// At most one segment per escape byte from here: a long
+				// text's slice is made once, not grown by doubling.
+				if len(b) > 64<<10 {
+					v.segs = slices.Grow(v.segs, strings.Count(b[p:], "%")+strings.Count(b[p:], "\\")+strings.Count(b[p:], "&"))
+				}
 			}
 			v.text = append(v.text, b[raw:p]...)
-			v.segs = append(v.segs, seg{at: len(v.text), n: nb, src: p, w: wb})
+			v.segs = append(v.segs, seg{at: int32(len(v.text)), n: int32(nb), src: int32(p), w: int32(wb)})
 			v.text = append(v.text, buf[:nb]...)
 			p += wb
 			raw = p

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,4 +286,25 @@ func TestRedactAcrossLineBreaks(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "two\nlines\r\n", r.string("two\nlines\r\n"))
+}
+
+// A response of nothing but escapes or breaks (4 MiB from a web origin:
+// "%41" repeated, layered "%2541", references, newlines between letters)
+// costs the redactor memory a small multiple of its size, not one 32-byte
+// record per escape grown by doubling (300 MB and more), and a credential
+// after it is still found.
+func TestRedactManyEscapesStaysSmall(t *testing.T) {
+	const tok = "portalSess-1a2b3c4d5e6f7a8b-0123456789"
+	r := newRedactor()
+	r.add(tok)
+	for _, fill := range []string{"\n", "a\n", "%41", "%2541", "&#x41;", "\\u0041", "%41\n"} {
+		body := strings.Repeat(fill, (4<<20)/len(fill)) + tok[:10] + "\r\n" + tok[10:]
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		out := r.string(body)
+		runtime.ReadMemStats(&after)
+		assert.True(t, strings.HasSuffix(out, Marker), fill)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(24*len(body)), "%q: bytes allocated", fill)
+	}
 }
