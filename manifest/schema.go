@@ -75,8 +75,19 @@ func (sc *schemaCompiler) compileAt(what string, schema map[string]any, d *yamlx
 			return nil
 		}
 	}
-	l.Errorf(pos, "%s is not a valid JSON Schema: %v", what, err)
+	l.Errorf(pos, "%s is not a valid JSON Schema: %s", what, capMessage(err.Error()))
 	return nil
+}
+
+// maxSchemaMessage bounds a schema library message quoted in a diagnostic:
+// some name every "$ref" of a long chain (a 3,000-link chain gave 30 KB).
+const maxSchemaMessage = 400
+
+func capMessage(s string) string {
+	if r := []rune(s); len(r) > maxSchemaMessage {
+		return string(r[:maxSchemaMessage]) + "…"
+	}
+	return s
 }
 
 func leafError(e *jsonschema.ValidationError) *jsonschema.ValidationError {
@@ -126,7 +137,7 @@ func nodeAt(n *yaml.Node, loc []string) *yaml.Node {
 func SchemaMessage(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return err.Error()
+		return capMessage(err.Error())
 	}
 	var leaves []*jsonschema.ValidationError
 	var walk func(e *jsonschema.ValidationError)
@@ -148,5 +159,5 @@ func SchemaMessage(err error) string {
 		}
 		parts = append(parts, fmt.Sprintf("at %s: %s", pointer(e.InstanceLocation), kindText(e)))
 	}
-	return strings.Join(parts, "; ")
+	return capMessage(strings.Join(parts, "; "))
 }
