@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/pkuinfo/harness/interpreter"
@@ -168,6 +169,11 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		sec, err := proxy.LoadSecrets(f.secrets)
 		if err != nil {
 			return Exit(ExitUsage, err)
+		}
+		if fi, err := os.Stat(f.secrets); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+			// The file is the user's to keep; the home keystore, which
+			// the engine writes, refuses such a mode outright.
+			app.warn(fmt.Sprintf("%s can be read by other users of this machine (mode %#o): chmod 600 it", f.secrets, fi.Mode().Perm()))
 		}
 		keys = proxy.MemKeystore(sec)
 	} else if dir, err := app.Home(); err == nil {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -255,4 +256,25 @@ func TestRunKVStore(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(home, "kv", "counter.json"))
 	require.NoError(t, err)
 	assert.Equal(t, `{"n":2}`, string(b))
+}
+
+// A --secrets file other users can read still works (it is the user's
+// file), with a warning that names the file and its mode, never a value.
+func TestRunSecretsFileModeWarns(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("file modes are Unix's")
+	}
+	srv := skeletonPortal(t)
+	services, secrets := campusFiles(t, srv.URL, true)
+	args := []string{"run", skeletonPath(), "free", "--input", `{"building":"二教"}`, "--services", services, "--secrets", secrets}
+	code, out, errs := runCLI(t, map[string]string{"HARNESS_HOME": t.TempDir()}, args...)
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, errs, "warning", "a 0600 file needs no warning")
+
+	require.NoError(t, os.Chmod(secrets, 0o644))
+	code, out2, errs := runCLI(t, map[string]string{"HARNESS_HOME": t.TempDir()}, args...)
+	require.Equal(t, 0, code, errs)
+	assert.JSONEq(t, out, out2)
+	assert.Contains(t, errs, "harness: warning: "+secrets+" can be read by other users of this machine (mode 0644): chmod 600 it")
+	assert.NotContains(t, errs+out2, "s3cr3t")
 }
