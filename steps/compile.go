@@ -203,6 +203,32 @@ func (c *Compiler) Int(n *yaml.Node, what string, max int) (int, bool) {
 	return int(v), true
 }
 
+// Text reads a scalar that holds a jq program or a template: a string, or
+// a number or boolean written without quotes, taken as it is written
+// (`page: 1` is the text 1, `if: true` the program true). With jqNull, a
+// bare null is the program null too (`return: null`); anywhere else null,
+// and any list or map, is refused.
+func (c *Compiler) Text(n *yaml.Node, what string, jqNull bool) (string, bool) {
+	if n != nil && n.Kind == yaml.ScalarNode {
+		switch n.Tag {
+		case "!!str", "":
+			return n.Value, true
+		case "!!int", "!!float", "!!bool":
+			return n.Value, true
+		case "!!null":
+			if jqNull && n.Value == "null" {
+				return n.Value, true
+			}
+		}
+	}
+	if jqNull {
+		c.L.Errorf(c.Doc.NodePos(n), "%s must be a jq program, not %s", what, yamlx.Describe(n))
+	} else {
+		c.L.Errorf(c.Doc.NodePos(n), "%s must be text (a string, a number or true/false), not %s", what, yamlx.Describe(n))
+	}
+	return "", false
+}
+
 // Duration reads a duration ("500ms", "10s") no longer than max.
 func (c *Compiler) Duration(n *yaml.Node, what string, max time.Duration) (time.Duration, bool) {
 	s, ok := c.Doc.String(n, what, c.L)

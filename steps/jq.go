@@ -151,9 +151,10 @@ func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l 
 	return &JQ{Src: src, Pos: at(0), code: code, nvars: len(vars), fast: fst}
 }
 
-// CompileJQ compiles the jq program held by scalar n (the whole value).
+// CompileJQ compiles the jq program held by scalar n (the whole value; a
+// bare number, boolean or null is the program it spells).
 func (c *Compiler) CompileJQ(n *yaml.Node, what string) *JQ {
-	s, ok := c.Doc.String(n, what, c.L)
+	s, ok := c.Text(n, what, true)
 	if !ok {
 		return nil
 	}

@@ -32,7 +32,7 @@ func JSONSchema(r *Registry) (map[string]any, error) {
 		},
 		"if": map[string]any{
 			"description": "A jq condition: the step runs only when its first result is neither false nor null.",
-			"type":        "string",
+			"type":        []any{"string", "boolean"},
 		},
 		"steps": map[string]any{
 			"type":     "array",
@@ -136,8 +136,8 @@ var shortForms = []struct {
 	prefix string
 	schema func() map[string]any
 }{
-	{"a template", str},
-	{"a jq program", str},
+	{"a template", text},
+	{"a jq program", jqText},
 	{"a mapping with status: NAME", func() map[string]any {
 		return map[string]any{
 			"type":       "object",
@@ -157,6 +157,14 @@ func shortForm(short string) (map[string]any, error) {
 }
 
 func str() map[string]any { return map[string]any{"type": "string"} }
+
+// text is a template: a string, or a number or boolean taken as written.
+func text() map[string]any { return map[string]any{"type": []any{"string", "number", "boolean"}} }
+
+// jqText is a jq program: as text, or null (the program null).
+func jqText() map[string]any {
+	return map[string]any{"type": []any{"string", "number", "boolean", "null"}}
+}
 
 // durationPattern is what time.ParseDuration reads (without a sign: a
 // duration here is positive).
@@ -197,9 +205,9 @@ func xmlPathSchema() map[string]any {
 // a type such as "A|B|C" is an enumeration.
 var fieldTypes = map[string]func() map[string]any{
 	"string":          str,
-	"template":        str,
-	"template (path)": str,
-	"jq":              str,
+	"template":        text,
+	"template (path)": text,
+	"jq":              jqText,
 	"path":            xmlPathSchema,
 	"css":             cssSelector,
 	"regexp":          func() map[string]any { return map[string]any{"type": "string", "maxLength": 2000} },
@@ -212,7 +220,7 @@ var fieldTypes = map[string]func() map[string]any{
 	"value":    func() map[string]any { return map[string]any{} },
 	"steps":    func() map[string]any { return ref("steps") },
 	"map of templates": func() map[string]any {
-		return map[string]any{"type": "object", "additionalProperties": str()}
+		return map[string]any{"type": "object", "additionalProperties": text()}
 	},
 	"map of css | {select, attr, all}":  extractFields(cssSelector),
 	"map of path | {select, attr, all}": extractFields(xmlPathSchema),
@@ -259,7 +267,9 @@ func fieldSchema(r *Registry, f Field) (map[string]any, error) {
 			if n, err := strconv.Atoi(f.Default); err == nil {
 				out["default"] = n
 			}
-		case "string", nil:
+		default:
+			// A string, a template or a jq program (a list of types), or
+			// anything.
 			if _, isRef := out["$ref"]; !isRef {
 				out["default"] = f.Default
 			}

@@ -151,8 +151,8 @@ func TestToolSchemaRefusesBadSteps(t *testing.T) {
 		`{as: x}`,                       // no kind
 		`{jq: ., as: input}`,            // a reserved name
 		`{jq: ., as: 1x}`,               // not a name
-		`{jq: ., if: true}`,             // if is a jq program
-		`{jq: 1}`,                       // a jq program is a string
+		`{jq: ., if: [true]}`,           // if is a jq program
+		`{jq: [1]}`,                     // a jq program is text
 		`{return: {a: 1}}`,              // so is return's
 		`{foreach: {in: .}}`,            // foreach needs steps
 		`{foreach: {in: ., steps: []}}`, // at least one step
@@ -161,7 +161,8 @@ func TestToolSchemaRefusesBadSteps(t *testing.T) {
 		`{foreach: {in: ., steps: [{jq: .}], each: x}}`, // an unknown field
 		`{foreach: {in: ., steps: [{jq: ., return: .}]}}`,
 		`{request: {service: a, path: /x, method: FETCH}}`,
-		`{request: {service: a, path: /x, query: {p: 1}}}`,
+		`{request: {service: a, path: /x, query: {p: [1]}}}`,
+		`{request: {service: a, path: /x, query: {p: null}}}`,
 		`{request: {url: "https://a/", retry: {attempts: 9}}}`,
 		`{request: {url: "https://a/", retry: {backoff: soon}}}`,
 		`{paginate: {request: {service: a, path: /x, verb: GET}, next: .}}`,

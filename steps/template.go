@@ -38,9 +38,10 @@ type tpart struct {
 	query bool // in a URL's query or fragment: query-escape
 }
 
-// CompileTemplate compiles the template held by scalar n.
+// CompileTemplate compiles the template held by scalar n (a bare number or
+// boolean is its text as written).
 func (c *Compiler) CompileTemplate(n *yaml.Node, what string, esc Escape) *Template {
-	s, ok := c.Doc.String(n, what, c.L)
+	s, ok := c.Text(n, what, false)
 	if !ok {
 		return nil
 	}
