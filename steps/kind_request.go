@@ -432,9 +432,8 @@ func parseBody(resp *Response, depth int) (any, error) {
 		if errors.As(err, &le) {
 			return nil, err
 		}
-		if isJSON && len(strings.TrimSpace(string(b))) > 0 {
-			return nil, fmt.Errorf("the response says JSON but does not parse: %v", err)
-		}
+		// Not JSON after all (a server's error page under a JSON label):
+		// the text, for the steps to look at.
 	}
 	return string(b), nil
 }
