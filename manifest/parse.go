@@ -23,7 +23,7 @@ const (
 
 var (
 	idRE       = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	toolNameRE = regexp.MustCompile(`^[a-z][A-Za-z0-9_]*$`)
+	toolNameRE = regexp.MustCompile(`^[a-z][A-Za-z0-9_-]*$`)
 	keyRE      = regexp.MustCompile(`^[a-z][A-Za-z0-9_-]*$`)
 )
 
@@ -105,7 +105,7 @@ func Parse(files Files) (*Plugin, diag.List) {
 			}
 			foldedTool[strings.ToLower(b.Name)] = b.Name
 			if !toolNameRE.MatchString(b.Name) || len(b.Name) > MaxToolNameLen {
-				l.Errorf(b.Pos, "tool name %q must match [a-z][A-Za-z0-9_]* and be at most %d characters", b.Name, MaxToolNameLen)
+				l.Errorf(b.Pos, "tool name %q must match [a-z][A-Za-z0-9_-]* and be at most %d characters", b.Name, MaxToolNameLen)
 				continue
 			}
 			if p.ID != "" && len(ModelName(p.ID, b.Name)) > MaxModelNameLen {

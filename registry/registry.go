@@ -125,7 +125,7 @@ func (r *Registry) AddDocument(p *manifest.Plugin, trust Trust, o DocOptions) (*
 	return d, r.add(d, p.Legacy.IDs)
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][A-Za-z0-9_]*$`)
+var nameRE = regexp.MustCompile(`^[a-z][A-Za-z0-9_-]*$`)
 var idRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
 // AddNative adds tools the host implements under one plugin id. Native
@@ -140,7 +140,7 @@ func (r *Registry) AddNative(np NativePlugin, tools ...NativeTool) (*Document, e
 	for _, nt := range tools {
 		name := nt.Name()
 		if !nameRE.MatchString(name) || len(manifest.ModelName(np.ID, name)) > manifest.MaxModelNameLen {
-			return nil, fmt.Errorf("native tool name %q must match [a-z][A-Za-z0-9_]* and fit %d characters with its plugin id", name, manifest.MaxModelNameLen)
+			return nil, fmt.Errorf("native tool name %q must match [a-z][A-Za-z0-9_-]* and fit %d characters with its plugin id", name, manifest.MaxModelNameLen)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("native tool %s.%s is added twice", np.ID, name)

@@ -36,7 +36,7 @@ type Compiler func(p *manifest.Plugin) (Runner, error)
 // NativeTool is a tool the host implements in Go. It meets the same
 // permission rules as a document's tool.
 type NativeTool interface {
-	Name() string // the tool's name inside its plugin, [a-z][A-Za-z0-9_]*
+	Name() string // the tool's name inside its plugin, [a-z][A-Za-z0-9_-]*
 	Description() string
 	Effect() manifest.Effect
 	InputSchema() map[string]any // a JSON Schema object with type: object
