@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
@@ -48,4 +49,24 @@ func TestLintServiceAuthHeader(t *testing.T) {
 	code, _, errs := runCLI(t, nil, "lint", dir)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "tools/x.yaml:8:9: header "+builtinHeader(t)+" carries the "+builtinWithHeader(t)+" session")
+}
+
+// TestLintLinesAreTerminalSafe: a message that quotes the document (a CSS
+// selector's parse error) carries no escape sequence to the terminal, and
+// each problem stays one FILE:LINE:COL line.
+func TestLintLinesAreTerminalSafe(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":    "---\nid: a\nname: A\ndescription: A.\nversion: 1.0.0\n---\nI.\n",
+		"tools/x.yaml": "description: X.\neffect: read\nsteps:\n  - html:\n      select: \"\\e]0;owned\\a\\e[34m[\"\n",
+	})
+	code, out, errs := runCLI(t, nil, "lint", dir)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.NotContains(t, errs, "\x1b")
+	assert.NotContains(t, errs, "\a")
+	lines := strings.Split(strings.TrimRight(errs, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	for _, ln := range lines {
+		assert.Regexp(t, `^tools/x\.yaml:\d+:\d+: `, ln)
+	}
 }

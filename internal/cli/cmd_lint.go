@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -72,12 +71,7 @@ func newLintCmd(app *App) *cobra.Command {
 				}
 				_ = enc.Encode(map[string]any{"valid": !l.HasErrors(), "problems": items})
 			} else {
-				for _, d := range l.Items {
-					fmt.Fprintln(app.Stderr, d.String())
-				}
-				if l.Dropped > 0 {
-					fmt.Fprintf(app.Stderr, "%d more problems were not shown\n", l.Dropped)
-				}
+				printDiagnostics(app.Stderr, l)
 			}
 			if l.HasErrors() {
 				return Exit(ExitFailed, nil)

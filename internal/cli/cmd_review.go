@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/internal/diag"
@@ -54,10 +55,15 @@ func loadDocument(ctx context.Context, app *App, arg, trust string) (*loaded, er
 	return &loaded{plugin: p, diags: dl, info: review.Info{Hash: h, Trust: l.Trust(), Link: l.String(), Commit: doc.Commit}}, nil
 }
 
+// diagLine keeps a diagnostic on one line.
+var diagLine = strings.NewReplacer("\n", " ", "\r", " ", "\t", " ")
+
 // printDiagnostics writes lint's lines on w; it reports whether there were errors.
 func printDiagnostics(w io.Writer, l diag.List) bool {
 	for _, d := range l.Items {
-		fmt.Fprintln(w, d.String())
+		// One line each, with nothing a terminal would obey: a message may
+		// quote the document (a selector holding an escape sequence).
+		fmt.Fprintln(w, diagLine.Replace(terminalSafe(d.String())))
 	}
 	if l.Dropped > 0 {
 		fmt.Fprintf(w, "%d more problems were not shown\n", l.Dropped)
