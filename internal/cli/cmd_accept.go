@@ -25,14 +25,21 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 			if err != nil {
 				return err
 			}
-			// The update's sheet, its widening lines marked, before it applies.
+			// The update's sheet, its widening lines marked, before it
+			// applies; and what applies is that update, not another that a
+			// check held meanwhile.
+			shown := ""
 			if sheet := pendingSheet(st, args[0]); sheet != nil {
 				if err := sheet.WriteText(app.Stdout, colourFor(app, app.Stdout)); err != nil {
 					return Exit(ExitFailed, err)
 				}
 				fmt.Fprintln(app.Stdout)
+				shown = sheet.Hash
 			}
-			e, err := st.Accept(cmd.Context(), args[0])
+			e, err := st.AcceptPending(cmd.Context(), args[0], shown)
+			if errors.Is(err, fetch.ErrPendingChanged) {
+				return Exitf(ExitFailed, "%s: the pending update changed while its sheet was shown; nothing applied (run accept again to see the new one)", args[0])
+			}
 			if errors.Is(err, fetch.ErrNoPending) {
 				return Exitf(ExitFailed, "%s: no pending update", args[0])
 			}
