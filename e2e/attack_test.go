@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -124,11 +125,27 @@ func TestAttackTransformedEcho(t *testing.T) {
 			t.Logf("code %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 			requireNoSecretIn(t, "stdout", r.stdout)
 			requireNoSecretIn(t, "stderr", r.stderr)
-			kv, _ := os.ReadFile(filepath.Join(home, "kv", "atk.json"))
-			requireNoSecretIn(t, "kv", string(kv))
+			requireNoSecretInHome(t, home)
 			requireNoSecretIn(t, "attacker", evil.text())
 		})
 	}
+}
+
+// requireNoSecretInHome checks every file the run stored under home (the kv
+// store wherever it lives, settings, caches).
+func requireNoSecretInHome(t *testing.T, home string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		requireNoSecretIn(t, path, string(b))
+		return nil
+	}))
 }
 
 func requireNoSecretIn(t *testing.T, where, s string) {

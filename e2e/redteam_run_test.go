@@ -210,7 +210,7 @@ func TestRedteamRunInvisibleCharacterJoinsNothing(t *testing.T) {
 		r := harness(t, home, nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace")
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Contains(t, r.stderr, "step 5 (jq)")
-		kv, err := os.ReadFile(filepath.Join(home, "kv", "atk.json"))
+		kv, err := os.ReadFile(filepath.Join(home, "community", "kv", "atk.json"))
 		require.NoError(t, err)
 		require.Contains(t, string(kv), `"k-[redacted]"`)
 		for where, s := range map[string]string{"kv": string(kv), "stdout": r.stdout, "stderr": r.stderr} {

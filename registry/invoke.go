@@ -133,7 +133,7 @@ func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Act
 			var prefs map[string]any
 			prefs, err = r.prefValues(t.doc)
 			if err == nil {
-				data, err = run.RunTool(ctx, RunRequest{Plugin: t.Plugin, Tool: t.Name, Input: input, Prefs: prefs, Actor: a})
+				data, err = run.RunTool(ctx, RunRequest{Plugin: t.Plugin, Tool: t.Name, Input: input, Prefs: prefs, Actor: a, Trust: t.doc.Trust})
 			}
 		}
 	}

@@ -27,6 +27,7 @@ type RunRequest struct {
 	Input  map[string]any // validated against the tool's input schema
 	Prefs  map[string]any // the plugin's preference values, defaults filled in
 	Actor  Actor
+	Trust  Trust // the document's: where its private data lives depends on it
 }
 
 // Compiler makes the Runner of a document. It is called once per document,

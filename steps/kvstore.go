@@ -21,10 +21,17 @@ type FileKV struct {
 
 var pluginIDRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 
-// OpenKV returns the store of plugin id under the home folder.
-func OpenKV(home, id string, lim Limits) (*FileKV, error) {
+// OpenKV returns the store of plugin id under the home folder:
+// HOME/kv/<id>.json for an official document, HOME/community/kv/<id>.json
+// for a community one. An id is a name any document may take (a community
+// document may stand in for a bundled one of the same id), so a community
+// document never reads what an official one stored.
+func OpenKV(home, id string, community bool, lim Limits) (*FileKV, error) {
 	if !pluginIDRE.MatchString(id) {
 		return nil, fmt.Errorf("plugin id %q cannot name a store", id)
+	}
+	if community {
+		home = filepath.Join(home, "community")
 	}
 	return &FileKV{path: filepath.Join(home, "kv", id+".json"), lim: lim}, nil
 }

@@ -15,7 +15,7 @@ func TestFileKV(t *testing.T) {
 	home := t.TempDir()
 	lim := steps.DefaultLimits()
 	lim.KVValueBytes, lim.KVKeys, lim.KVBytes = 100, 3, 150
-	kv, err := steps.OpenKV(home, "canteen", lim)
+	kv, err := steps.OpenKV(home, "canteen", false, lim)
 	require.NoError(t, err)
 	_, ok, err := kv.Get("a")
 	require.NoError(t, err)
@@ -26,7 +26,7 @@ func TestFileKV(t *testing.T) {
 	assert.Equal(t, `{"a":{"n":1,"s":"xy"}}`, string(b))
 
 	// A second store object sees the file.
-	kv2, _ := steps.OpenKV(home, "canteen", lim)
+	kv2, _ := steps.OpenKV(home, "canteen", false, lim)
 	v, ok, err := kv2.Get("a")
 	require.NoError(t, err)
 	assert.True(t, ok)
@@ -46,7 +46,7 @@ func TestFileKV(t *testing.T) {
 	require.ErrorAs(t, kv.Set("b", strings.Repeat("z", 90)), &le)
 	assert.Equal(t, "kvBytes", le.Limit)
 
-	_, err = steps.OpenKV(home, "../escape", lim)
+	_, err = steps.OpenKV(home, "../escape", false, lim)
 	require.Error(t, err)
 
 	require.NoError(t, os.WriteFile(filepath.Join(home, "kv", "canteen.json"), []byte("[1]"), 0o600))
@@ -54,4 +54,28 @@ func TestFileKV(t *testing.T) {
 	require.ErrorContains(t, err, "damaged")
 	entries, _ := os.ReadDir(filepath.Join(home, "kv"))
 	assert.Len(t, entries, 1, "no temporary files are left behind")
+}
+
+// A community document's store is apart from an official one's of the same
+// id: one that stands in for a bundled document reads nothing it stored.
+func TestFileKVCommunityApart(t *testing.T) {
+	home := t.TempDir()
+	lim := steps.DefaultLimits()
+	official, err := steps.OpenKV(home, "campus-events", false, lim)
+	require.NoError(t, err)
+	require.NoError(t, official.Set("reminders", []any{"lecture at 8"}))
+	community, err := steps.OpenKV(home, "campus-events", true, lim)
+	require.NoError(t, err)
+	_, ok, err := community.Get("reminders")
+	require.NoError(t, err)
+	assert.False(t, ok, "a community document read an official one's store")
+	require.NoError(t, community.Set("mine", 1))
+	_, err = os.Stat(filepath.Join(home, "community", "kv", "campus-events.json"))
+	require.NoError(t, err)
+	v, ok, err := official.Get("reminders")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, []any{"lecture at 8"}, v)
+	_, ok, _ = official.Get("mine")
+	assert.False(t, ok)
 }

@@ -131,7 +131,7 @@ func documentCompiler(home string, cat proxy.Catalogue, px *proxy.Proxy) registr
 			}
 			if p.HasAbility("kv") {
 				lim, _ := prog.Limits(req.Tool)
-				kv, err := steps.OpenKV(home, p.ID, lim)
+				kv, err := steps.OpenKV(home, p.ID, req.Trust != registry.Official, lim)
 				if err != nil {
 					return nil, err
 				}

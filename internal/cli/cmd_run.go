@@ -201,7 +201,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		}
 		if p.HasAbility("kv") {
 			lim, _ := prog.Limits(toolName)
-			kv, err := steps.OpenKV(dir, p.ID, lim)
+			kv, err := steps.OpenKV(dir, p.ID, trust != "official", lim)
 			if err != nil {
 				return Exit(ExitFailed, err)
 			}

@@ -253,9 +253,17 @@ func TestRunKVStore(t *testing.T) {
 		require.Equal(t, 0, code, errs)
 		assert.Equal(t, fmt.Sprintf("%d\n", want), out)
 	}
-	b, err := os.ReadFile(filepath.Join(home, "kv", "counter.json"))
+	// A local document is community by default: its store is apart from
+	// the official one's of the same id.
+	b, err := os.ReadFile(filepath.Join(home, "community", "kv", "counter.json"))
 	require.NoError(t, err)
 	assert.Equal(t, `{"n":2}`, string(b))
+	code, out, errs := runCLI(t, env, "run", dir, "count", "--trust", "official")
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, "1\n", out, "an official document read a community one's store")
+	b, err = os.ReadFile(filepath.Join(home, "kv", "counter.json"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"n":1}`, string(b))
 }
 
 // A --secrets file other users can read still works (it is the user's
