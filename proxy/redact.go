@@ -397,11 +397,23 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 var breaks = []string{"\n", "\r", "<wbr>", "<wbr/>", "<wbr />", "\u200b", "\u00ad", "\u2060", "\ufeff",
 	"&shy;", "&#173;", "&#8203;", "&#x200b;", "&#x200B;"}
 
-// hasBreak reports whether b holds one of the breaks.
+// breakLeads are the first bytes of the breaks.
+const breakLeads = "\n\r<&\xe2\xc2\xef"
+
+// hasBreak reports whether b holds one of the breaks. It looks for each
+// first byte (a vectorised scan; most texts hold few of them) and checks
+// only there, rather than searching b once per break.
 func hasBreak(b string) bool {
-	for _, x := range breaks {
-		if strings.Contains(b, x) {
-			return true
+	for i := 0; i < len(breakLeads); i++ {
+		for off := 0; ; {
+			j := strings.IndexByte(b[off:], breakLeads[i])
+			if j < 0 {
+				break
+			}
+			if breakAt(b, off+j) > 0 {
+				return true
+			}
+			off += j + 1
 		}
 	}
 	return false

@@ -283,3 +283,34 @@ func TestMultiSearchMatchesNaive(t *testing.T) {
 		}
 	}
 }
+
+// TestHasBreak: the first-byte scan agrees with searching for every break,
+// on each break in every position and on near misses that share a first
+// byte (an em dash, a no-break space, a full-width comma, <b>, &amp;).
+func TestHasBreak(t *testing.T) {
+	naive := func(s string) bool {
+		for _, x := range breaks {
+			if strings.Contains(s, x) {
+				return true
+			}
+		}
+		return false
+	}
+	cases := []string{"", "plain text", "—", "\u00a0", "，", "<b>x</b>", "&amp;", "<wb", "&sh", "&#82", "\xe2", "\xc2", "\xef"}
+	for _, x := range breaks {
+		cases = append(cases, x, "a"+x, x+"b", "二教"+x+"101", "<b>&amp;—"+x)
+	}
+	for _, c := range cases {
+		assert.Equal(t, naive(c), hasBreak(c), "%q", c)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "<", "&", "\n", "—", "\u00a0", "wbr>", "#8203;", "shy;", "\u200b", "二", "\xef", "/>"}
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		require.Equal(t, naive(s), hasBreak(s), "%q", s)
+	}
+}
