@@ -400,10 +400,27 @@ var breaks = []string{"\n", "\r", "<wbr>", "<wbr/>", "<wbr />", "\u200b", "\u00a
 // breakLeads are the first bytes of the breaks.
 const breakLeads = "\n\r<&\xe2\xc2\xef"
 
+// isBreakLead marks the bytes of breakLeads.
+var isBreakLead = func() (t [256]bool) {
+	for i := 0; i < len(breakLeads); i++ {
+		t[breakLeads[i]] = true
+	}
+	return t
+}()
+
 // hasBreak reports whether b holds one of the breaks. It looks for each
-// first byte (a vectorised scan; most texts hold few of them) and checks
-// only there, rather than searching b once per break.
+// first byte (a vectorised scan per byte for a long text, one pass over a
+// short one, such as a header value) and checks only there, rather than
+// searching b once per break.
 func hasBreak(b string) bool {
+	if len(b) < 256 {
+		for p := 0; p < len(b); p++ {
+			if isBreakLead[b[p]] && breakAt(b, p) > 0 {
+				return true
+			}
+		}
+		return false
+	}
 	for i := 0; i < len(breakLeads); i++ {
 		for off := 0; ; {
 			j := strings.IndexByte(b[off:], breakLeads[i])

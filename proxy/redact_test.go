@@ -312,5 +312,7 @@ func TestHasBreak(t *testing.T) {
 		}
 		s := b.String()
 		require.Equal(t, naive(s), hasBreak(s), "%q", s)
+		long := strings.Repeat("x", 300) + s // the other way, for long texts
+		require.Equal(t, naive(long), hasBreak(long), "%q", long)
 	}
 }
