@@ -313,6 +313,30 @@ func splice(b []byte, spans []span) []byte {
 // HTML-escaped URL encoding, and a step could peel each layer in jq.
 const maxUnwrap = 4
 
+// shortText is the length under which a text is looked at byte by byte
+// rather than by one vectorised scan per byte value: a header value, a
+// URL, a request part.
+const shortText = 256
+
+// isSpecial marks the bytes that start an escape or a break.
+var isSpecial = func() (t [256]bool) {
+	for _, c := range []byte("%\\&" + breakLeads) {
+		t[c] = true
+	}
+	return t
+}()
+
+// hasSpecial reports whether b holds a byte that starts an escape or a
+// break (one pass: for short texts).
+func hasSpecial(b string) bool {
+	for i := 0; i < len(b); i++ {
+		if isSpecial[b[i]] {
+			return true
+		}
+	}
+	return false
+}
+
 // firstEscape is the offset of the first escape byte of b, or -1.
 func firstEscape(b string) int {
 	first := -1
@@ -341,6 +365,10 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 		return spans
 	}
 	spans = m.search(b, spans)
+	if len(b) < shortText && !hasSpecial(b) {
+		// No escape to decode, no break to remove: b as it is was all.
+		return spans
+	}
 	var chain [maxUnwrap]*view
 	defer func() {
 		for _, v := range chain {
@@ -413,7 +441,7 @@ var isBreakLead = func() (t [256]bool) {
 // short one, such as a header value) and checks only there, rather than
 // searching b once per break.
 func hasBreak(b string) bool {
-	if len(b) < 256 {
+	if len(b) < shortText {
 		for p := 0; p < len(b); p++ {
 			if isBreakLead[b[p]] && breakAt(b, p) > 0 {
 				return true

@@ -316,3 +316,25 @@ func TestHasBreak(t *testing.T) {
 		require.Equal(t, naive(long), hasBreak(long), "%q", long)
 	}
 }
+
+// TestSpecialBytes: the short-text shortcut of find skips the decoded views
+// and the break search only when neither could start: every escape byte
+// and every break's first byte is special.
+func TestSpecialBytes(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		s := string([]byte{byte(c)})
+		if firstEscape(s) >= 0 || isBreakLead[c] {
+			assert.True(t, isSpecial[c], "byte %#x", c)
+		}
+	}
+	for _, x := range breaks {
+		assert.True(t, isSpecial[x[0]], "%q", x)
+	}
+	// And short texts are still redacted in every form.
+	r := newRedactor()
+	r.add("portalSess-1a2b3c4d5e6f7a8b")
+	for _, in := range []string{"x=portalSess-1a2b3c4d5e6f7a8b", "x=portalSess%2D1a2b3c4d5e6f7a8b", "portalSess-1a2b\n3c4d5e6f7a8b",
+		`"portalSess\u002d1a2b3c4d5e6f7a8b"`, "portalSess&#45;1a2b3c4d5e6f7a8b"} {
+		assert.Contains(t, r.string(in), Marker, "%q", in)
+	}
+}
