@@ -112,7 +112,8 @@ func TestRunUsage(t *testing.T) {
 }
 
 func TestRunNoDocument(t *testing.T) {
-	code, _, errs := runCLI(t, nil, "run", filepath.Join(t.TempDir(), "nothing"), "free")
+	// A home of its own: looking the argument up as an id opens the store.
+	code, _, errs := runCLI(t, map[string]string{"HARNESS_HOME": t.TempDir()}, "run", filepath.Join(t.TempDir(), "nothing"), "free")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "no document at")
 }
