@@ -4,7 +4,6 @@ package e2e
 // through the built binary as the outside checks drive it.
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -195,21 +194,7 @@ func TestAuditHash(t *testing.T) {
 // harnessIn runs the binary with dir as its working folder.
 func harnessIn(t *testing.T, dir, home string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Stdin = strings.NewReader("")
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("harness %v: %v", args, err)
-	}
-	return result{code, out.String(), errb.String()}
+	return invocation{dir: dir, home: home, env: env, args: args}.run(t)
 }
 
 // lint's FILE is relative to PATH however PATH is written (absolute,

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	// The binary is built from these packages: linking them into the test
 	// makes go test's cache see every change to them, so a cached pass
@@ -47,24 +49,50 @@ type result struct {
 	stdout, stderr string
 }
 
-// harness runs the binary with args; env adds variables (HARNESS_HOME is
-// always set, to the test's own folder, unless env sets it).
-func harness(t *testing.T, home string, env []string, args ...string) result {
+// invocation is one run of the binary: its working folder (empty: the
+// test's), its home, variables added to the environment, and a limit (0:
+// none) after which a run that hangs is killed and fails the test (a guard,
+// not an assertion about speed).
+type invocation struct {
+	dir, home string
+	env       []string
+	limit     time.Duration
+	args      []string
+}
+
+func (in invocation) run(t *testing.T) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
-	cmd.Env = append(cmd.Env, env...)
+	ctx := context.Background()
+	if in.limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.limit)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, bin, in.args...)
+	cmd.Dir = in.dir
+	cmd.Env = append(os.Environ(), "HARNESS_HOME="+in.home, "NO_COLOR=1")
+	cmd.Env = append(cmd.Env, in.env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Stdin = strings.NewReader("")
 	err := cmd.Run()
+	if in.limit > 0 && ctx.Err() != nil {
+		t.Fatalf("harness %v did not end (killed after %v); stderr: %.2000s", in.args, in.limit, errb.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("harness %v: %v", args, err)
+		t.Fatalf("harness %v: %v", in.args, err)
 	}
 	return result{code, out.String(), errb.String()}
+}
+
+// harness runs the binary with args; env adds variables (HARNESS_HOME is
+// always set, to the test's own folder, unless env sets it).
+func harness(t *testing.T, home string, env []string, args ...string) result {
+	t.Helper()
+	return invocation{home: home, env: env, args: args}.run(t)
 }
 
 // writeFiles writes a document (path -> text) under dir.

@@ -6,7 +6,6 @@ package e2e
 // names the attack and asserts what the engine must do about it.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -39,25 +37,7 @@ const rtTool = "description: t\neffect: read\nsteps:\n  - return: '1'\n"
 // guard, not an assertion about speed).
 func harnessGuarded(t *testing.T, home string, env []string, limit time.Duration, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Stdin = strings.NewReader("")
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("harness %v did not end (killed after %v); stderr: %.2000s", args, limit, errb.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("harness %v: %v", args, err)
-	}
-	return result{code, out.String(), errb.String()}
+	return invocation{home: home, env: env, limit: limit, args: args}.run(t)
 }
 
 // gitEnv points GitHub links at the test's git server.

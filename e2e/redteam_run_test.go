@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -431,21 +430,7 @@ func TestRedteamRunStoreWritesBounded(t *testing.T) {
 // fails the test instead of the whole suite.
 func harnessWithin(t *testing.T, d time.Duration, home string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	require.NoError(t, ctx.Err(), "harness %v did not finish", args)
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("harness %v: %v", args, err)
-	}
-	return result{code, out.String(), errb.String()}
+	return invocation{home: home, limit: d, args: args}.run(t)
 }
 
 // Services and secrets files that are malformed or hostile: a named pipe
