@@ -471,7 +471,7 @@ func breakAt(b string, p int) int {
 		return 1
 	case '<', '&', 0xe2, 0xc2, 0xef:
 		for _, x := range breaks[2:] {
-			if strings.HasPrefix(b[p:], x) {
+			if x[0] == b[p] && strings.HasPrefix(b[p:], x) {
 				return len(x)
 			}
 		}
