@@ -2,6 +2,8 @@ package registry_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/pkuinfo/harness/manifest"
@@ -185,4 +187,43 @@ func TestSettingsTools(t *testing.T) {
 	assert.Equal(t, "changping", env.Data.(registry.Setting).Value)
 	_, err = r.Invoke(ctx, registry.Call{Tool: "settings__set", Input: map[string]any{"key": "canteen.campus", "value": "mars"}}, nil)
 	assert.ErrorContains(t, err, "does not fit")
+}
+
+// A community document with the same id as an official one, or claiming it
+// as a legacy id, reads none of the values the user set for the official
+// one: they are kept apart (HOME/community/prefs/).
+func TestPreferencesApartByTrust(t *testing.T) {
+	dir := t.TempDir()
+	r := registry.New(registry.WithStore(&registry.HomeStore{Dir: dir}), registry.WithCompiler(echoCompiler))
+	mustAdd(t, r, legacyDoc(), registry.Official, registry.DocOptions{})
+	require.NoError(t, r.SetPref("canteen.campus", "changping"))
+	_, err := os.Stat(filepath.Join(dir, "prefs", "canteen.json"))
+	require.NoError(t, err)
+
+	// The same document, installed as community in another registry on the
+	// same home: the default, not the official document's value.
+	rc := registry.New(registry.WithStore(&registry.HomeStore{Dir: dir}), registry.WithCompiler(echoCompiler))
+	mustAdd(t, rc, legacyDoc(), registry.Community, registry.DocOptions{})
+	s, err := rc.Pref("canteen.campus")
+	require.NoError(t, err)
+	assert.False(t, s.IsSet, "a community document read an official one's preference")
+	assert.Equal(t, "yanyuan", s.Value)
+	require.NoError(t, rc.SetPref("canteen.campus", "changping"))
+	_, err = os.Stat(filepath.Join(dir, "community", "prefs", "canteen.json"))
+	require.NoError(t, err)
+
+	// Values stored under a legacy id are carried over only within a trust.
+	require.NoError(t, r.SetPref("canteen.limit", 9))
+	require.NoError(t, os.Rename(filepath.Join(dir, "prefs", "canteen.json"), filepath.Join(dir, "prefs", "old-cafe.json")))
+	rc2 := registry.New(registry.WithStore(&registry.HomeStore{Dir: dir}), registry.WithCompiler(echoCompiler))
+	mustAdd(t, rc2, legacyDoc(), registry.Community, registry.DocOptions{})
+	s, err = rc2.Pref("canteen.limit")
+	require.NoError(t, err)
+	assert.False(t, s.IsSet, "a community document read an official legacy id's preference")
+	ro := registry.New(registry.WithStore(&registry.HomeStore{Dir: dir}), registry.WithCompiler(echoCompiler))
+	mustAdd(t, ro, legacyDoc(), registry.Official, registry.DocOptions{})
+	s, err = ro.Pref("canteen.limit")
+	require.NoError(t, err)
+	assert.True(t, s.IsSet)
+	assert.Equal(t, 9.0, s.Value)
 }

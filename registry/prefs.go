@@ -55,10 +55,25 @@ func fits(p manifest.Preference, v any) bool {
 	return p.Compiled == nil || p.Compiled.Validate(v) == nil
 }
 
+// communityKey prefixes the id under which a community document's values
+// are stored: an id is a name any document may take (a community document
+// may stand in for a bundled one, or claim its id as a legacy id), so a
+// community document never reads what the user set for an official one.
+// A HomeStore keeps them in HOME/community/prefs/.
+const communityKey = "community/"
+
+// PrefsKey is the Store key of the values of document id with trust.
+func PrefsKey(id string, trust Trust) string {
+	if trust == Official {
+		return id
+	}
+	return communityKey + id
+}
+
 // storedPrefs reads a document's stored values; values stored under a
 // legacy id are carried over where the current id has none.
 func (r *Registry) storedPrefs(d *Document) (map[string]any, error) {
-	out, err := r.store.Prefs(d.ID)
+	out, err := r.store.Prefs(PrefsKey(d.ID, d.Trust))
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +81,7 @@ func (r *Registry) storedPrefs(d *Document) (map[string]any, error) {
 		out = map[string]any{}
 	}
 	for _, old := range d.Plugin.Legacy.IDs {
-		m, err := r.store.Prefs(old)
+		m, err := r.store.Prefs(PrefsKey(old, d.Trust))
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +152,7 @@ func (r *Registry) SetPref(key string, v any) error {
 	} else {
 		stored[p.Name] = v
 	}
-	return r.store.SetPrefs(d.ID, stored)
+	return r.store.SetPrefs(PrefsKey(d.ID, d.Trust), stored)
 }
 
 // prefValues is what a document's steps read as $prefs: every preference,

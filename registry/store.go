@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/pkuinfo/harness/manifest"
@@ -152,11 +153,15 @@ func (h *HomeStore) UpdateSettings(id string, fn func(*PluginSettings)) error {
 	return writeJSON(h.settingsPath(), settingsFile{Plugins: all})
 }
 
-func (h *HomeStore) prefsPath(id string) (string, error) {
+func (h *HomeStore) prefsPath(key string) (string, error) {
+	dir, id := h.Dir, key
+	if rest, ok := strings.CutPrefix(key, communityKey); ok {
+		dir, id = filepath.Join(h.Dir, "community"), rest
+	}
 	if !idRE.MatchString(id) || len(id) > manifest.MaxIDLen {
 		return "", fmt.Errorf("plugin id %q is not a valid id", id)
 	}
-	return filepath.Join(h.Dir, "prefs", id+".json"), nil
+	return filepath.Join(dir, "prefs", id+".json"), nil
 }
 
 // Prefs implements Store.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -207,7 +206,8 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 			}
 			opts = append(opts, interpreter.WithKV(kv))
 		}
-		if prefs, err := readPrefs(dir, p.ID); err != nil {
+		home := &registry.HomeStore{Dir: dir}
+		if prefs, err := home.Prefs(registry.PrefsKey(p.ID, registry.Trust(trust))); err != nil {
 			return Exit(ExitFailed, err)
 		} else if prefs != nil {
 			opts = append(opts, interpreter.WithPrefs(prefs))
@@ -277,19 +277,3 @@ func cutHost(s string) (string, string, bool) {
 }
 
 func prefsNeeded(p *manifest.Plugin) bool { return len(p.Preferences) > 0 }
-
-// readPrefs reads the stored preference values (HOME/prefs/<id>.json), if any.
-func readPrefs(home, id string) (map[string]any, error) {
-	b, err := os.ReadFile(filepath.Join(home, "prefs", id+".json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("prefs/%s.json: %v", id, err)
-	}
-	return m, nil
-}
