@@ -254,6 +254,7 @@ func TestRunSkeleton(t *testing.T) {
 		{"run", doc, "free", "--input", `{"building": 7}`},
 		{"run", doc, "free", "--input", `not json`},
 		{"run", doc, "nosuchtool"},
+		{"run", "nosuch-plugin", "free"},
 		{"run", doc, "free", "--no-such-flag"},
 		{"run", doc, "free", "--actor", "robot", "--input", `{"building":"二教"}`},
 	} {

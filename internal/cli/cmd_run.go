@@ -46,8 +46,8 @@ the permission rules, validates --input against the tool's schema, runs the
 steps through the credential-signing proxy and prints the result JSON.
 
 Exit 0: a result was printed (a status object such as login_required is a
-result); 1: the tool failed (message on stderr); 2: usage error (unknown tool,
-bad flags, input failing the schema); 3: refused by the permission rules.`,
+result); 1: the tool failed (message on stderr); 2: usage error (no such document
+or tool, bad flags, input failing the schema); 3: refused by the permission rules.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return Exitf(ExitUsage, "run needs PATH|ID and TOOL")

@@ -114,7 +114,7 @@ func TestRunUsage(t *testing.T) {
 func TestRunNoDocument(t *testing.T) {
 	// A home of its own: looking the argument up as an id opens the store.
 	code, _, errs := runCLI(t, map[string]string{"HARNESS_HOME": t.TempDir()}, "run", filepath.Join(t.TempDir(), "nothing"), "free")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 2, code, "a name that names nothing is a usage error, as an unknown tool is")
 	assert.Contains(t, errs, "no document at")
 }
 
@@ -204,14 +204,15 @@ func TestRunOfficialModes(t *testing.T) {
 }
 
 // TestRunBundledByID: an id that is not a path finds a bundled official
-// document (or an installed one); an unknown id is an error.
+// document (or an installed one); an unknown id is a usage error (exit 2).
 func TestRunBundledByID(t *testing.T) {
 	env := map[string]string{"HARNESS_HOME": t.TempDir()}
 	code, out, errs := runCLI(t, env, "run", "--campus", "wallet", "cardBalance")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "balanceYuan")
-	code, _, errs = runCLI(t, env, "run", "no-such-plugin", "x")
-	assert.Equal(t, 1, code)
+	code, out, errs = runCLI(t, env, "run", "no-such-plugin", "x")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
 	assert.Contains(t, errs, "no installed or bundled plugin")
 }
 

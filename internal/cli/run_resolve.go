@@ -28,7 +28,8 @@ func resolveID(ctx context.Context, app *App, id string) (*manifest.Plugin, stri
 		for _, p := range r.Problems() {
 			app.warn(p.Error())
 		}
-		return nil, "", nil, Exitf(ExitFailed, "no document at %q and no installed or bundled plugin with id %q (harness list shows the installed ones)", id, id)
+		// The argument names nothing: a usage error, as an unknown tool is.
+		return nil, "", nil, Exitf(ExitUsage, "no document at %q and no installed or bundled plugin with id %q (harness list shows the installed ones)", id, id)
 	}
 	return d.Plugin, string(d.Trust), registry.NewStateStore(store), nil
 }
