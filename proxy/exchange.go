@@ -178,10 +178,26 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 	if t.svc != nil {
 		stored, _ = c.p.keys.Get(t.svc.Name)
 	}
-	for _, ck := range resp.Cookies() {
+	cks := resp.Cookies()
+	// A later line for the same session cookie replaces an earlier one,
+	// as in a browser: only the last counts. So a response repeating a
+	// session cookie with thousands of values registers one, not thousands
+	// (each new credential value rebuilds the redactor's patterns).
+	var last map[string]int
+	if t.svc != nil {
+		for i, ck := range cks {
+			if t.svc.isSessionCookie(stored, ck.Name) {
+				if last == nil {
+					last = map[string]int{}
+				}
+				last[ck.Name] = i
+			}
+		}
+	}
+	for i, ck := range cks {
 		expired := ck.MaxAge < 0 || (!ck.Expires.IsZero() && ck.Expires.Before(now))
 		if t.svc != nil && t.svc.isSessionCookie(stored, ck.Name) {
-			if expired || ck.Value == "" {
+			if last[ck.Name] != i || expired || ck.Value == "" {
 				continue
 			}
 			if checkSecretValue(ck.Value) != nil || strings.ContainsAny(ck.Value, ";\" ,\\") {

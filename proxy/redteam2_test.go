@@ -1,0 +1,44 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A campus response that repeats a session cookie's Set-Cookie with
+// hundreds of values registers only the last one, as a browser keeps it:
+// every new credential value rebuilds the redactor's patterns, so one
+// response of 64 KiB of Set-Cookie lines used to cost a minute of CPU.
+func TestRepeatedSessionSetCookieKeepsLast(t *testing.T) {
+	const n = 300
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < n; i++ {
+			w.Header().Add("Set-Cookie", fmt.Sprintf("SESSION=refreshed%s-%05d", r.URL.Path[1:], i))
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("first refreshed" + r.URL.Path[1:] + "-00000 last refreshed" + r.URL.Path[1:] + fmt.Sprintf("-%05d", n-1)))
+	})
+	ks := MemKeystore(testSecrets())
+	p := testProxy(t, nil, portal, nil, Limits{}, ks)
+	before := len(p.red.st.Load().known)
+	call := p.NewCall("demo", access("portal"))
+	resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: "/a"})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(p.red.st.Load().known), before+1, "one response registers at most one value per session cookie")
+	ss, _ := ks.Get("portal")
+	assert.Equal(t, fmt.Sprintf("refresheda-%05d", n-1), ss.Cookies["SESSION"], "the last line is the session")
+	assert.Equal(t, "first refresheda-00000 last "+Marker, string(resp.Body))
+	// The next request carries the stored value, and the one before it
+	// stays redacted.
+	_, err = call.Do(context.Background(), &Request{Service: "portal", Path: "/b"})
+	require.NoError(t, err)
+	h := portal.Hits()
+	assert.True(t, strings.Contains(h[1].Header.Get("Cookie"), fmt.Sprintf("SESSION=refresheda-%05d", n-1)))
+	assert.Equal(t, Marker, call.Redact(fmt.Sprintf("refresheda-%05d", n-1)))
+}
