@@ -203,7 +203,7 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 			if checkSecretValue(ck.Value) != nil || strings.ContainsAny(ck.Value, ";\" ,\\") {
 				continue // too short or odd to be a session: neither stored nor redacted
 			}
-			c.p.red.add(ck.Value)
+			c.p.red.addCookie(ck.Value)
 			if stored != nil && stored.Cookies[ck.Name] == ck.Value {
 				continue
 			}

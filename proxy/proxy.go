@@ -136,7 +136,7 @@ func (p *Proxy) addSecrets(ss *ServiceSecrets) {
 		return
 	}
 	for _, v := range ss.Cookies {
-		p.red.add(v)
+		p.red.addCookie(v)
 	}
 	for _, v := range ss.Headers {
 		p.red.add(v)

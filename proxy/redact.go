@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -56,19 +57,48 @@ func newRedactor() *redactor {
 
 // add registers a credential value (and the token after an auth scheme,
 // and a Basic pair's parts).
-func (r *redactor) add(v string) {
-	if len(v) < minSecretLen || r.st.Load().known[v] {
+func (r *redactor) add(v string) { r.addWith(v) }
+
+// addCookie registers a cookie value and, when it holds %XX escapes or a
+// "+", the values a server's cookie parser makes of it (PHP's $_COOKIE
+// decodes "+" as a space, others keep it): a server echoing the decoded
+// value hands a step the stored one after jq's @uri.
+func (r *redactor) addCookie(v string) {
+	if strings.IndexByte(v, '%') < 0 && strings.IndexByte(v, '+') < 0 {
+		r.addWith(v)
+		return
+	}
+	var more []string
+	if d, err := url.PathUnescape(v); err == nil && d != v {
+		more = append(more, d)
+	}
+	if d, err := url.QueryUnescape(v); err == nil && d != v {
+		more = append(more, d)
+	}
+	r.addWith(v, more...)
+}
+
+// addWith registers v as add does, and the other forms of it in more
+// (each as it is, with no auth scheme read into it), in one rebuild.
+func (r *redactor) addWith(v string, more ...string) {
+	st0 := r.st.Load()
+	if len(v) < minSecretLen || st0.known[v] && knowsAll(st0, more) {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.st.Load()
-	if old.known[v] {
+	if old.known[v] && knowsAll(old, more) {
 		return
 	}
 	st := &redState{known: make(map[string]bool, len(old.known)+4), pats: slices.Clone(old.pats)}
 	for k := range old.known {
 		st.known[k] = true
+	}
+	for _, m := range more {
+		if len(m) >= minSecretLen && utf8.ValidString(m) {
+			st.add(m)
+		}
 	}
 	st.add(v)
 	if i := strings.IndexByte(v, ' '); i > 0 {
@@ -106,6 +136,16 @@ func (r *redactor) add(v string) {
 		}
 	}
 	r.st.Store(st)
+}
+
+// knowsAll reports whether st knows every value of vs that it would take.
+func knowsAll(st *redState, vs []string) bool {
+	for _, v := range vs {
+		if len(v) >= minSecretLen && utf8.ValidString(v) && !st.known[v] {
+			return false
+		}
+	}
+	return true
 }
 
 func (st *redState) add(v string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -41,4 +42,33 @@ func TestRepeatedSessionSetCookieKeepsLast(t *testing.T) {
 	h := portal.Hits()
 	assert.True(t, strings.Contains(h[1].Header.Get("Cookie"), fmt.Sprintf("SESSION=refresheda-%05d", n-1)))
 	assert.Equal(t, Marker, call.Redact(fmt.Sprintf("refresheda-%05d", n-1)))
+}
+
+// A cookie value holding %XX escapes reaches a server that decodes it (as
+// PHP's $_COOKIE and Express's cookie parser do, "+" becoming a space in
+// PHP) and echoes it decoded: the decoded value is the credential too, and
+// a step would get the stored value back with jq's @uri.
+func TestDecodedCookieValueRedacted(t *testing.T) {
+	const sess = "sess+Ab%2Bcd%2Fef%3D%3D-0192837465"
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		c, _ := r.Cookie("SESSION")
+		v := c.Value
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/path":
+			d, _ := url.PathUnescape(v)
+			w.Write([]byte(`{"session":"` + d + `"}`))
+		case "/php":
+			d, _ := url.QueryUnescape(v)
+			w.Write([]byte(`{"session":"` + d + `"}`))
+		}
+	})
+	ks := MemKeystore(Secrets{"portal": {Cookies: map[string]string{"SESSION": sess}}})
+	p := testProxy(t, nil, portal, nil, Limits{}, ks)
+	call := p.NewCall("demo", access("portal"))
+	for _, path := range []string{"/path", "/php"} {
+		resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: path})
+		require.NoError(t, err, path)
+		assert.Equal(t, `{"session":"`+Marker+`"}`, string(resp.Body), path)
+	}
 }
