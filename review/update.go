@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
 )
 
@@ -105,6 +106,12 @@ type Checker struct {
 
 	// Load reads an installed version when Installed.Plugin is nil.
 	Load func(in Installed) (*manifest.Plugin, error)
+
+	// Validate runs the checks beyond the manifest that install runs (the
+	// steps: kinds, programs, what they reach); a new version with an
+	// error is refused as invalid, as install would refuse it. nil: the
+	// manifest's checks only.
+	Validate func(p *manifest.Plugin) diag.List
 }
 
 // Due reports whether in should be checked now.
@@ -291,6 +298,10 @@ func (c *Checker) judge(in Installed, files manifest.Files, r *Result) {
 		return
 	}
 	p, dl := manifest.Parse(files)
+	if !dl.HasErrors() && c.Validate != nil {
+		dl.Merge(c.Validate(p))
+		dl.Sort()
+	}
 	if dl.HasErrors() {
 		first := dl.Errors()[0]
 		r.fail(fmt.Errorf("the new version is invalid (%d problems; first: %s)", len(dl.Errors()), first.String()))

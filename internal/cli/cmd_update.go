@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/review"
 	"github.com/spf13/cobra"
 )
@@ -94,7 +96,8 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 				}
 				skipped = append(skipped, updateReport{ID: id, Status: "skipped", Warning: why, Changes: []string{}})
 			}
-			c := &review.Checker{Now: now, Force: force, GitBase: app.Getenv("HARNESS_GIT_BASE"), Load: review.LoadFrom(st)}
+			c := &review.Checker{Now: now, Force: force, GitBase: app.Getenv("HARNESS_GIT_BASE"), Load: review.LoadFrom(st),
+				Validate: documentCheck}
 			results := c.Check(ctx, list)
 			if !check {
 				if err := review.Record(ctx, st, list, results, now); err != nil {
@@ -133,6 +136,16 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 	cmd.Flags().BoolVar(&force, "force", false, "check every link even when checked within the day")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
+}
+
+// documentCheck runs the checks beyond the manifest that install runs on a
+// document (the steps), so that an update stores nothing install refuses.
+func documentCheck(p *manifest.Plugin) diag.List {
+	var l diag.List
+	for _, check := range documentChecks {
+		l.Merge(check(p))
+	}
+	return l
 }
 
 func sortedIDs(s *fetch.State) []string {
