@@ -60,15 +60,23 @@ func openRemote(ctx context.Context, repoURL string, client *http.Client) (*remo
 	return r, nil
 }
 
+// MaxRefListBytes bounds the bytes ListRefs reads: a server could otherwise
+// advertise refs without end and have them all held in memory (about a
+// quarter of a million refs fit; GitHub lists branches, tags and pull
+// requests).
+const MaxRefListBytes = 16 << 20
+
 // ListRefs lists the branches and tags of the git repository at repoURL
-// (http or https smart protocol) without fetching any object: one request.
-// The map goes from full ref names (refs/heads/…, refs/tags/…, and "HEAD"
-// when advertised) to commits; annotated tags are peeled to their commit.
-// client nil means a default client with a 60 s timeout.
+// (http or https smart protocol) without fetching any object: one request,
+// at most MaxRefListBytes long. The map goes from full ref names
+// (refs/heads/…, refs/tags/…, and "HEAD" when advertised) to commits;
+// annotated tags are peeled to their commit. client nil means a default
+// client with a 60 s timeout.
 func ListRefs(ctx context.Context, repoURL string, client *http.Client) (map[string]plumbing.Hash, error) {
 	if client == nil {
 		client = gitClient(DefaultDeadline)
 	}
+	client, _ = meteredClient(client, Limits{MaxWireBytes: MaxRefListBytes})
 	r, err := openRemote(ctx, repoURL, client)
 	if err != nil {
 		return nil, err
