@@ -459,14 +459,52 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 
 // breaks are what a server may put inside a long word to wrap it: line
 // breaks (MIME base64 at 76 characters, a text cut at 80), and the
-// invisible break opportunities a page puts into a long token (<wbr>, a
+// invisible break opportunities a page puts into a long token (a
 // zero-width space, a soft hyphen, a word joiner), each of which a step
-// removes with one gsub (the html step drops <wbr> itself).
-var breaks = []string{"\n", "\r", "<wbr>", "<wbr/>", "<wbr />", "\u200b", "\u00ad", "\u2060", "\ufeff",
+// removes with one gsub. Markup is a break too (see markupAt): the html
+// and xml steps join the text around a tag, a comment or a CDATA section,
+// as one gsub in jq does.
+var breaks = []string{"\n", "\r", "\u200b", "\u00ad", "\u2060", "\ufeff",
 	"&shy;", "&#173;", "&#8203;", "&#x200b;", "&#x200B;"}
 
-// breakLeads are the first bytes of the breaks.
-const breakLeads = "\n\r<&\xe2\xc2\xef"
+// breakLeads are the first bytes of the breaks and of markup.
+const breakLeads = "\n\r<]&\xe2\xc2\xef"
+
+// maxMarkup bounds a tag or comment taken for a break: longer ones are
+// left as they are.
+const maxMarkup = 1024
+
+// markupAt is the length of the markup at b[p] (a '<' or ']'), or 0: a tag
+// (<span class=x>, </span>, <b/>, <wbr>), a comment, a processing
+// instruction or declaration, and the brackets of a CDATA section, whose
+// content is text.
+func markupAt(b string, p int) int {
+	rest := b[p:]
+	if rest[0] == ']' {
+		if strings.HasPrefix(rest, "]]>") {
+			return 3
+		}
+		return 0
+	}
+	if len(rest) < 3 {
+		return 0
+	}
+	switch c := rest[1]; {
+	case strings.HasPrefix(rest, "<![CDATA["):
+		return len("<![CDATA[")
+	case strings.HasPrefix(rest, "<!--"):
+		if i := strings.Index(rest[4:min(len(rest), maxMarkup)], "-->"); i >= 0 {
+			return 4 + i + 3
+		}
+		return 0
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '/', c == '!', c == '?':
+		end := rest[:min(len(rest), maxMarkup)]
+		if i := strings.IndexAny(end[1:], "<>"); i >= 0 && end[1+i] == '>' {
+			return i + 2
+		}
+	}
+	return 0
+}
 
 // isBreakLead marks the bytes of breakLeads.
 var isBreakLead = func() (t [256]bool) {
@@ -509,7 +547,9 @@ func breakAt(b string, p int) int {
 	switch b[p] {
 	case '\n', '\r':
 		return 1
-	case '<', '&', 0xe2, 0xc2, 0xef:
+	case '<', ']':
+		return markupAt(b, p)
+	case '&', 0xe2, 0xc2, 0xef:
 		for _, x := range breaks[2:] {
 			if x[0] == b[p] && strings.HasPrefix(b[p:], x) {
 				return len(x)
@@ -755,6 +795,56 @@ var punctuationEntities = map[string]byte{
 	"VerticalLine": '|', "rcub": '}', "rbrace": '}',
 }
 
+// legacyEntities are the ASCII character references an HTML parser
+// decodes without their semicolon.
+var legacyEntities = []struct {
+	name string
+	c    byte
+}{{"amp", '&'}, {"AMP", '&'}, {"lt", '<'}, {"LT", '<'}, {"gt", '>'}, {"GT", '>'}, {"quot", '"'}, {"QUOT", '"'}}
+
+// numericReference decodes the numeric character reference at b[p]
+// ("&#"): decimal or hexadecimal digits (any number of leading zeros, up
+// to maxReference), ended by a semicolon or, as HTML parsers read it, by
+// the first byte that is no digit.
+func numericReference(b string, p int, buf *[4]byte) (n, w int) {
+	q := p + 2
+	hex := q < len(b) && (b[q] == 'x' || b[q] == 'X')
+	if hex {
+		q++
+	}
+	var r rune
+	end := q
+	for end < len(b) && end-q < maxReference {
+		c := b[end]
+		var d byte
+		if hex {
+			v, ok := hexVal(c)
+			if !ok {
+				break
+			}
+			r = r<<4 | rune(v)
+		} else {
+			if c < '0' || c > '9' {
+				break
+			}
+			d = c - '0'
+			r = r*10 + rune(d)
+		}
+		if r > 0x10ffff {
+			return 0, 0
+		}
+		end++
+	}
+	if end == q || r == 0 {
+		return 0, 0
+	}
+	w = end - p
+	if end < len(b) && b[end] == ';' {
+		w++
+	}
+	return utf8.EncodeRune(buf[:], r), w
+}
+
 // decodeUnit decodes the escape at b[p] into buf: n bytes of UTF-8, w bytes
 // of input; w == 0 when b[p] starts no escape.
 func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
@@ -802,12 +892,23 @@ func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 			return utf8.EncodeRune(buf[:], r), w
 		}
 	case '&':
+		if p+2 < len(b) && b[p+1] == '#' {
+			return numericReference(b, p, buf)
+		}
 		q := p + 1
 		end := q
 		for end < len(b) && end-q < maxReference && b[end] != ';' {
 			end++
 		}
 		if end >= len(b) || b[end] != ';' {
+			// HTML parsers also read the legacy names without their
+			// semicolon.
+			for _, l := range legacyEntities {
+				if strings.HasPrefix(b[q:], l.name) {
+					buf[0] = l.c
+					return 1, 1 + len(l.name)
+				}
+			}
 			return 0, 0
 		}
 		name := string(b[q:end])
@@ -824,21 +925,6 @@ func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 			r = '"'
 		case name == "apos":
 			r = '\''
-		case len(name) > 2 && (name[1] == 'x' || name[1] == 'X') && name[0] == '#':
-			for _, c := range []byte(name[2:]) {
-				v, ok := hexVal(c)
-				if !ok || r > 0x10ffff {
-					return 0, 0
-				}
-				r = r<<4 | rune(v)
-			}
-		case len(name) > 1 && name[0] == '#':
-			for _, c := range []byte(name[1:]) {
-				if c < '0' || c > '9' || r > 0x10ffff {
-					return 0, 0
-				}
-				r = r*10 + rune(c-'0')
-			}
 		default:
 			c, ok := punctuationEntities[name]
 			if !ok {

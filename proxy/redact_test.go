@@ -284,19 +284,22 @@ func TestMultiSearchMatchesNaive(t *testing.T) {
 	}
 }
 
-// TestHasBreak: the first-byte scan agrees with searching for every break,
-// on each break in every position and on near misses that share a first
-// byte (an em dash, a no-break space, a full-width comma, <b>, &amp;).
+// TestHasBreak: the first-byte scan agrees with searching for every break
+// and for markup (a tag, a comment, CDATA brackets), on each break in every
+// position and on near misses that share a first byte (an em dash, a
+// no-break space, a full-width comma, "a < b", &amp;).
 func TestHasBreak(t *testing.T) {
+	markup := regexp.MustCompile(`<!\[CDATA\[|\]\]>|<!--(?s:.*?)-->|<[A-Za-z/!?][^<>]*>`)
 	naive := func(s string) bool {
 		for _, x := range breaks {
 			if strings.Contains(s, x) {
 				return true
 			}
 		}
-		return false
+		return markup.MatchString(s)
 	}
-	cases := []string{"", "plain text", "—", "\u00a0", "，", "<b>x</b>", "&amp;", "<wb", "&sh", "&#82", "\xe2", "\xc2", "\xef"}
+	cases := []string{"", "plain text", "—", "\u00a0", "，", "<b>x</b>", "a < b", "a <1> b", "x]y", "]]", "<b", "<!-- x -->",
+		"<![CDATA[x", "x]]>", "&amp;", "<wb", "&sh", "&#82", "\xe2", "\xc2", "\xef"}
 	for _, x := range breaks {
 		cases = append(cases, x, "a"+x, x+"b", "二教"+x+"101", "<b>&amp;—"+x)
 	}

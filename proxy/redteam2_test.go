@@ -2,14 +2,17 @@ package proxy
 
 import (
 	"context"
+	"encoding/xml"
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
 )
 
 // A campus response that repeats a session cookie's Set-Cookie with
@@ -70,5 +73,88 @@ func TestDecodedCookieValueRedacted(t *testing.T) {
 		resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: path})
 		require.NoError(t, err, path)
 		assert.Equal(t, `{"session":"`+Marker+`"}`, string(resp.Body), path)
+	}
+}
+
+// markupText is what an html or xml step, or one gsub in jq, makes of
+// markup: the text with tags, comments and CDATA brackets removed and
+// character references decoded.
+func markupText(t *testing.T, s string) string {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(s))
+	require.NoError(t, err)
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return b.String()
+}
+
+// A page that shows a credential split by markup (a highlighted token:
+// spans, an empty element, a comment; an XML text in CDATA pieces) or with
+// numeric character references that lack their semicolon (which HTML
+// parsers decode): the html and xml steps join the text, and one gsub in
+// jq removes the tags, so the body must not hold the credential's pieces.
+func TestCredentialSplitByMarkupRedacted(t *testing.T) {
+	const sess = "portalSess-1a2b3c4d5e6f7a8b"
+	a, b := sess[:11], sess[11:]
+	pages := map[string]string{
+		"/span":    "<p><span class=h>" + a + "</span><span class=p>" + b + "</span></p>",
+		"/empty":   "<td>" + a + "<b></b>" + b + "</td>",
+		"/comment": "<td>" + a + "<!-- cut -->" + b + "</td>",
+		"/lines":   "<pre>" + a + "\n<i>\n" + b + "</i></pre>",
+		"/numeric": "<td>" + strings.ReplaceAll(sess, "S", "&#83") + "</td>",
+		"/hex":     "<td>" + strings.ReplaceAll(sess, "l", "&#x6c") + "</td>",
+		"/escaped": `{"html":"` + a + `\u003cb\u003e\u003c/b\u003e` + b + `"}`,
+	}
+	xmls := map[string]string{
+		"/cdata":   "<r><i>" + a + "<![CDATA[" + b + "]]></i></r>",
+		"/xmlnote": "<r><i>" + a + "<!--x--><?pi x?>" + b + "</i></r>",
+	}
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if x, ok := xmls[r.URL.Path]; ok {
+			w.Header().Set("Content-Type", "application/xml")
+			w.Write([]byte(x))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(pages[r.URL.Path]))
+	})
+	p := testProxy(t, nil, portal, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("portal"))
+	tags := regexp.MustCompile(`<[^>]*>`)
+	for path := range pages {
+		resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: path})
+		require.NoError(t, err, path)
+		body := string(resp.Body)
+		assert.Contains(t, body, Marker, path)
+		for _, form := range []string{body, markupText(t, body), tags.ReplaceAllString(body, ""), strings.ReplaceAll(tags.ReplaceAllString(body, ""), "\n", "")} {
+			assert.NotContains(t, form, sess, path)
+		}
+	}
+	for path := range xmls {
+		resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: path})
+		require.NoError(t, err, path)
+		body := string(resp.Body)
+		assert.Contains(t, body, Marker, path)
+		var text strings.Builder
+		d := xml.NewDecoder(strings.NewReader(body))
+		for {
+			tok, err := d.Token()
+			if err != nil {
+				break
+			}
+			if cd, ok := tok.(xml.CharData); ok {
+				text.Write(cd)
+			}
+		}
+		assert.NotContains(t, text.String(), sess, path)
 	}
 }
