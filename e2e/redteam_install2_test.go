@@ -84,3 +84,43 @@ func TestRedteam2UpdateRefusesWhatInstallRefuses(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stdout, "1")
 }
+
+// TestRedteam2AcceptCannotPushOutAnother: install refuses a document whose
+// id or legacy id another installed document holds (it would push that one
+// out of the registry). A wider update that adds such a legacy id is held as
+// pending, and accept applied it anyway: from then on the other document
+// was refused by every command (tools, run, mcp), and the calls the agent
+// made by its tool names reached the accepted document's tools. accept now
+// checks what install checks, and refuses.
+func TestRedteam2AcceptCannotPushOutAnother(t *testing.T) {
+	t.Parallel()
+	r := newRT2Repo(t, "taker", rtDoc("taker", "1.0.0", "", rt2Tool("pay", "read", "", "")))
+	victim := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": rtDoc("victim", "1.0.0", "", rt2Tool("pay", "read", "", ""))})
+	res := harness(t, r.home, nil, "install", "--yes", victim)
+	require.Equal(t, 0, res.code, res.stderr)
+
+	r.push(rtDoc("taker", "1.1.0", "legacy:\n  ids: [victim]\n", rt2Tool("pay", "read", "", "")))
+	rep := r.update(t, 24*time.Hour, "taker")
+	require.Equal(t, "pending", rep["status"], "%v", rep)
+
+	res = harness(t, r.home, r.at(25*time.Hour), "accept", "taker")
+	require.Equal(t, 1, res.code, "accept must refuse: %s", res.stdout)
+	require.Contains(t, res.stderr, "victim")
+	e := rtState(t, r.home, "taker")
+	require.Equal(t, "1.0.0", e["version"])
+	require.NotNil(t, e["pending"], "the pending update stays for the user to see")
+
+	res = harness(t, r.home, nil, "tools", "--json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.NotContains(t, res.stderr, "refused")
+	var cat struct {
+		Plugins []struct{ ID string } `json:"plugins"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &cat))
+	var ids []string
+	for _, p := range cat.Plugins {
+		ids = append(ids, p.ID)
+	}
+	require.Contains(t, ids, "victim")
+	require.Contains(t, ids, "taker")
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/review"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +30,19 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 			// applies; and what applies is that update, not another that a
 			// check held meanwhile.
 			shown := ""
-			if sheet := pendingSheet(st, args[0]); sheet != nil {
+			sheet, doc, trust := pendingSheet(st, args[0])
+			if doc != nil {
+				// What install refuses, accept refuses: a version whose id
+				// or legacy ids another document holds would push it out.
+				bundled, err := bundledDocuments()
+				if err != nil {
+					return Exit(ExitFailed, err)
+				}
+				if err := registry.CheckInstall(cmd.Context(), st, bundled, doc, registry.Trust(trust)); err != nil {
+					return Exitf(ExitFailed, "%s: the pending update cannot be applied: %v; nothing applied", args[0], err)
+				}
+			}
+			if sheet != nil {
 				if err := sheet.WriteText(app.Stdout, colourFor(app, app.Stdout)); err != nil {
 					return Exit(ExitFailed, err)
 				}
@@ -64,19 +77,20 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 }
 
 // pendingSheet is the review sheet of id's pending update, marked against
-// the installed version; nil when there is none or it cannot be read.
-func pendingSheet(st *fetch.Store, id string) *review.Sheet {
+// the installed version, with the update's document and the entry's trust;
+// nil when there is none or it cannot be read.
+func pendingSheet(st *fetch.Store, id string) (*review.Sheet, *manifest.Plugin, string) {
 	state, err := st.Load()
 	if err != nil {
-		return nil
+		return nil, nil, ""
 	}
 	e, ok := state.Plugins[id]
 	if !ok || e.Pending == nil {
-		return nil
+		return nil, nil, ""
 	}
 	newFiles, err := st.Files(e.Pending.Hash)
 	if err != nil {
-		return nil
+		return nil, nil, ""
 	}
 	p, _ := manifest.Parse(newFiles)
 	var old *manifest.Plugin
@@ -85,7 +99,7 @@ func pendingSheet(st *fetch.Store, id string) *review.Sheet {
 	}
 	s := review.NewSheet(p, review.Info{Hash: e.Pending.Hash, Trust: e.Trust, Link: e.Link, Commit: e.Pending.Commit})
 	s.Mark(review.Diff(old, p), e.Version, e.Hash)
-	return s
+	return s, p, e.Trust
 }
 
 func orNoVersion(v string) string {
