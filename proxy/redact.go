@@ -570,9 +570,29 @@ func (r *redState) findUnwrapped(m *multi, b string, spans []span) []span {
 	}
 	text := unsafe.String(unsafe.SliceData(v.text), len(v.text))
 	for _, s := range m.search(text, nil) {
-		spans = append(spans, span{v.orig(s.from, false), v.orig(s.to-1, true)})
+		spans = append(spans, balanceCDATA(b, span{v.orig(s.from, false), v.orig(s.to-1, true)}))
 	}
 	return spans
+}
+
+// balanceCDATA widens a span that holds one bracket of a CDATA section
+// and not the other to the other, so that the marker replaces the pieces
+// of the credential without leaving the XML around them broken.
+func balanceCDATA(b string, s span) span {
+	in := b[s.from:s.to]
+	open, end := strings.LastIndex(in, "<![CDATA["), strings.LastIndex(in, "]]>")
+	if open >= 0 && end < open {
+		if i := strings.Index(b[s.to:], "]]>"); i >= 0 {
+			s.to += i + len("]]>")
+		}
+	}
+	open, end = strings.Index(in, "<![CDATA["), strings.Index(in, "]]>")
+	if end >= 0 && (open < 0 || open > end) {
+		if i := strings.LastIndex(b[:s.from], "<![CDATA["); i >= 0 {
+			s.from = i
+		}
+	}
+	return s
 }
 
 // holds reports whether s holds a credential, in any form find knows. It
