@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -114,13 +115,10 @@ func (s *Sheet) WriteText(w io.Writer, colour bool) error {
 		p.printf("  none\n")
 	}
 	for _, t := range s.Tools {
+		// The engine's words first: the name, the effect and the flags.
+		// The titles are the document's words, last and quoted, so a title
+		// such as "余额 — read: only reads" cannot pass for the effect.
 		text := t.Name
-		if t.Title != "" && t.Title != t.Name {
-			text += " " + t.Title
-		}
-		if t.TitleEn != "" {
-			text += " (" + t.TitleEn + ")"
-		}
 		effect := string(t.Effect) + ": " + t.EffectAbout.String()
 		if t.Effect != "read" && !t.Wider {
 			effect = p.style(ansiBold, effect)
@@ -137,6 +135,16 @@ func (s *Sheet) WriteText(w io.Writer, colour bool) error {
 		}
 		if len(fl) > 0 {
 			text += "; " + strings.Join(fl, "; ")
+		}
+		var titles []string
+		if t.Title != "" && t.Title != t.Name {
+			titles = append(titles, strconv.Quote(t.Title))
+		}
+		if t.TitleEn != "" {
+			titles = append(titles, "(en "+strconv.Quote(t.TitleEn)+")")
+		}
+		if len(titles) > 0 {
+			text += "; title " + strings.Join(titles, " ")
 		}
 		p.line(t.Wider, text)
 	}

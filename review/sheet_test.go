@@ -29,7 +29,8 @@ func TestSheetText(t *testing.T) {
 		"  https://news.example.edu.cn",
 		"  kv: 插件自己的小型存储",
 		"  look — read: 只读取信息 (only reads); untrusted: results are untrusted",
-		"  pay (Pay) — money: 会花钱 (spends money); userOnly: only you can run it",
+		"  pay — money: 会花钱 (spends money); userOnly: only you can run it",
+		"; title (en \"Pay\")\n",
 	} {
 		require.Contains(t, out, want)
 	}
@@ -49,7 +50,7 @@ func TestSheetMarksWiderLines(t *testing.T) {
 	out := b.String()
 	require.Contains(t, out, "+ treehole: 北大树洞")
 	require.Contains(t, out, "+ clipboard: ")
-	require.Contains(t, out, "+ pay (Pay) — money")
+	require.Contains(t, out, "+ pay — money")
 	require.Contains(t, out, "  card: 校园卡", "an unchanged line is not marked")
 	require.Contains(t, out, "  look — read")
 	require.Contains(t, out, "Changes\n")

@@ -56,7 +56,7 @@ func TestReviewText(t *testing.T) {
 	code, out, errs := runCLI(t, nil, "review", dir)
 	require.Equal(t, 0, code, errs)
 	for _, want := range []string{"食堂 (Canteen)", "canteen 1.0.0", "Trust: 社区", "h1:", "campus-session", "card: 校园卡",
-		"grades: ", "only paths under /api/scores/", "https://news.example.edu.cn", "kv: ", "topup 充值 — money", "userOnly"} {
+		"grades: ", "only paths under /api/scores/", "https://news.example.edu.cn", "kv: ", "topup — money", "userOnly", `title "充值"`} {
 		require.Contains(t, out, want)
 	}
 	require.NotContains(t, out, "\x1b[", "no colour when stdout is not a terminal")
