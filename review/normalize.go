@@ -1,6 +1,7 @@
 package review
 
 import (
+	"net/netip"
 	"sort"
 	"strings"
 
@@ -145,12 +146,20 @@ func minimalPrefixes(in []string) []string {
 }
 
 // normOrigin lower-cases the scheme and host, drops trailing dots and IPv6
-// brackets, and fills in the scheme's default port.
+// brackets, writes an IPv6 address in its one canonical form, and fills in
+// the scheme's default port.
 func normOrigin(o manifest.Origin) origin {
 	n := origin{
 		scheme: strings.ToLower(strings.TrimSpace(o.Scheme)),
 		host:   strings.TrimRight(strings.Trim(strings.ToLower(strings.TrimSpace(o.Host)), "[]"), "."),
 		port:   o.Port,
+	}
+	if strings.Contains(n.host, ":") {
+		// One IPv6 address, many spellings; the proxy compares the
+		// address, so the diff does too.
+		if a, err := netip.ParseAddr(n.host); err == nil && a.Zone() == "" {
+			n.host = a.String()
+		}
 	}
 	if n.port == 0 {
 		switch n.scheme {
