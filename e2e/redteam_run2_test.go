@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -64,5 +65,25 @@ func TestRedteamRunDecodedCookieSplitByMarkup(t *testing.T) {
 		for _, v := range []string{sess, decoded, phpDecoded, phpDecoded[9:], "0192837465abcdef"} {
 			require.NotContains(t, s, v)
 		}
+	}
+}
+
+// A read tool whose result holds one part many times over (an array that
+// holds the one before it twice, 40 levels deep: a few hundred bytes of
+// memory, 2^40 numbers as JSON) fails with a limit message and exit 1,
+// traced or not, where encoding it whole would take the machine's memory
+// and crash the process with an exit code outside the contract.
+func TestRedteamRunSharedPartsResult(t *testing.T) {
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": "---\nid: big\nname: B\ndescription: d\nversion: 1.0.0\n---\nx\n",
+		"tools/t.yaml": "description: t\neffect: read\nsteps:\n  - jq: 'reduce range(40) as $i (1; [., .])'\n" +
+			"  - return: '[., (\"x\" * 8000000) as $s | [range(4000)] | map($s)]'\n",
+	})
+	for _, args := range [][]string{{"run", doc, "t"}, {"run", doc, "t", "--trace"}} {
+		r := invocation{home: t.TempDir(), limit: 2 * time.Minute, args: args}.run(t)
+		require.Equal(t, 1, r.code, r.stderr)
+		require.Empty(t, r.stdout)
+		require.Contains(t, r.stderr, "the result's JSON text in bytes")
+		require.Less(t, len(r.stderr), 4096)
 	}
 }

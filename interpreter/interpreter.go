@@ -184,7 +184,7 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	f.Transport = s.cfg.transport
 	f.KV = s.cfg.kv
 	if f.KV != nil && s.cfg.redact != nil {
-		f.KV = redactKV{f.KV, s.cfg.redact}
+		f.KV = redactKV{f.KV, s.cfg.redact, lim}
 	}
 	f.Limits = lim
 	f.Trace = s.cfg.trace
@@ -201,6 +201,9 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 		if st, ok := m["status"].(string); ok {
 			res.Status = st
 		}
+	}
+	if jsonOver(v, lim.Depth, maxResultBytes(lim)) {
+		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: resultTooLarge(lim)}
 	}
 	b, err := steps.Encode(v, lim.Depth)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 type redactKV struct {
 	kv     steps.KV
 	redact func(string) string
+	lim    *Limits
 }
 
 // Keys and values are rid of terminal control characters first, as the
@@ -20,6 +21,13 @@ func (r redactKV) Get(key string) (any, bool, error) {
 }
 
 func (r redactKV) Set(key string, v any) error {
+	// A value whose text is over the store's limit fails as the store
+	// would fail it, before it is cleaned and redacted: both copy every
+	// part, and a value holding one part many times over would be copied
+	// without bound.
+	if r.lim != nil && jsonOver(v, r.lim.Depth, r.lim.KVValueBytes) {
+		return &steps.LimitError{Limit: "kvValueBytes", Max: int64(r.lim.KVValueBytes), What: "the stored value"}
+	}
 	return r.kv.Set(r.redact(steps.CleanString(key)), redactValue(steps.Clean(v), r.redact))
 }
 
