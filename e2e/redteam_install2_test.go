@@ -5,7 +5,13 @@ package e2e
 // server (internal/gittest) and loopback web servers.
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +129,125 @@ func TestRedteam2AcceptCannotPushOutAnother(t *testing.T) {
 	}
 	require.Contains(t, ids, "victim")
 	require.Contains(t, ids, "taker")
+}
+
+// rt2MCP runs harness mcp in home, lists the tools and calls each of calls
+// (model name -> arguments); it returns the tool names and each call's text.
+func rt2MCP(t *testing.T, home string, calls map[string]string) ([]string, map[string]string) {
+	t.Helper()
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	}
+	ids := map[int]string{}
+	id := 10
+	for name, args := range calls {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args))
+		ids[id] = name
+		id++
+	}
+	cmd := exec.Command(bin, "mcp")
+	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	_, err = stdin.Write([]byte(strings.Join(lines, "\n") + "\n"))
+	require.NoError(t, err)
+	defer stdin.Close()
+	timer := time.AfterFunc(30*time.Second, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var names []string
+	results := map[string]string{}
+	listed := false
+	for (!listed || len(results) < len(calls)) && sc.Scan() {
+		var msg struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &msg), sc.Text())
+		if msg.ID == 2 {
+			var r struct {
+				Tools []struct{ Name string } `json:"tools"`
+			}
+			require.NoError(t, json.Unmarshal(msg.Result, &r))
+			for _, tl := range r.Tools {
+				names = append(names, tl.Name)
+			}
+			listed = true
+		} else if name, ok := ids[msg.ID]; ok {
+			results[name] = string(msg.Result)
+		}
+	}
+	require.True(t, listed, "no tools/list answer")
+	return names, results
+}
+
+// TestRedteam2PendingNeverServed: while a wider update waits, every command
+// that serves tools (tools, mcp, run) serves the installed version, and list
+// shows the pending one; a later narrower version applies and drops the
+// pending one, and a pending version whose stored files were changed is not
+// accepted.
+func TestRedteam2PendingNeverServed(t *testing.T) {
+	t.Parallel()
+	front := "access:\n  campus:\n    - service: card\n      paths: [/api/, /old/]\n"
+	ver := func(v string) string { return rt2Tool("a", "read", "", "  - return: '\""+v+"\"'\n") }
+	r := newRT2Repo(t, "pend", rtDoc("pend", "1.0.0", front, ver("v1")))
+	r.push(rtDoc("pend", "1.1.0", front, ver("v2")+rt2Tool("b", "money", "", "")))
+	rep := r.update(t, 24*time.Hour, "pend")
+	require.Equal(t, "pending", rep["status"], "%v", rep)
+
+	res := harness(t, r.home, nil, "list", "--json")
+	require.Equal(t, 0, res.code, res.stderr)
+	var list []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &list))
+	require.Len(t, list, 1)
+	pend, _ := list[0]["pending"].(map[string]any)
+	require.NotNil(t, pend, res.stdout)
+	require.Equal(t, true, pend["wider"])
+	require.Equal(t, "1.1.0", pend["version"])
+	require.Equal(t, "1.0.0", list[0]["version"])
+
+	res = harness(t, r.home, nil, "tools", "--json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"pend__a"`)
+	require.NotContains(t, res.stdout, `"pend__b"`)
+	names, out := rt2MCP(t, r.home, map[string]string{"pend__a": "{}"})
+	require.Contains(t, names, "pend__a")
+	require.NotContains(t, names, "pend__b")
+	require.Contains(t, out["pend__a"], "v1")
+	res = harness(t, r.home, nil, "run", "pend", "a")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, `"v1"`, strings.TrimSpace(res.stdout))
+
+	// A narrower version (one prefix fewer) applies and drops the pending one.
+	r.push(rtDoc("pend", "1.2.0", strings.Replace(front, ", /old/", "", 1), ver("v3")))
+	rep = r.update(t, 48*time.Hour, "pend")
+	require.Equal(t, "apply", rep["status"], "%v", rep)
+	e := rtState(t, r.home, "pend")
+	require.Nil(t, e["pending"])
+	require.Equal(t, "1.2.0", e["version"])
+	res = harness(t, r.home, nil, "run", "pend", "a")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, `"v3"`, strings.TrimSpace(res.stdout))
+	res = harness(t, r.home, nil, "accept", "pend")
+	require.Equal(t, 1, res.code, res.stdout)
+
+	// A pending version whose stored copy changed is refused.
+	r.push(rtDoc("pend", "1.3.0", front, ver("v4")))
+	rep = r.update(t, 72*time.Hour, "pend")
+	require.Equal(t, "pending", rep["status"], "%v", rep)
+	ph := rtState(t, r.home, "pend")["pending"].(map[string]any)["hash"].(string)
+	stored := filepath.Join(r.home, "store", strings.NewReplacer("/", "_", "+", "-", ":", "-", "=", "").Replace(ph), "PLUGIN.md")
+	b, err := os.ReadFile(stored)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(stored, []byte(strings.Replace(string(b), "/old/", "/", 1)), 0o644))
+	res = harness(t, r.home, nil, "accept", "pend")
+	require.Equal(t, 1, res.code, res.stdout)
+	require.Equal(t, "1.2.0", rtState(t, r.home, "pend")["version"])
 }
