@@ -474,6 +474,16 @@ const breakLeads = "\n\r<]&\xe2\xc2\xef"
 // left as they are.
 const maxMarkup = 1024
 
+// spaceRun is the length of the run of bytes of set at b[p:], at most
+// maxMarkup.
+func spaceRun(b string, p int, set string) int {
+	n := 0
+	for p+n < len(b) && n < maxMarkup && strings.IndexByte(set, b[p+n]) >= 0 {
+		n++
+	}
+	return n
+}
+
 // markupAt is the length of the markup at b[p] (a '<' or ']'), or 0: a tag
 // (<span class=x>, </span>, <b/>, <wbr>), a comment, a processing
 // instruction or declaration, and the brackets of a CDATA section, whose
@@ -546,9 +556,15 @@ func hasBreak(b string) bool {
 func breakAt(b string, p int) int {
 	switch b[p] {
 	case '\n', '\r':
-		return 1
+		// With the indentation after it: a wrapped line in indented text.
+		return 1 + spaceRun(b, p+1, " \t")
 	case '<', ']':
-		return markupAt(b, p)
+		if n := markupAt(b, p); n > 0 {
+			// With the white space after it: pretty-printed markup puts
+			// a line break and indentation between two elements.
+			return n + spaceRun(b, p+n, " \t\r\n")
+		}
+		return 0
 	case '&', 0xe2, 0xc2, 0xef:
 		for _, x := range breaks[2:] {
 			if x[0] == b[p] && strings.HasPrefix(b[p:], x) {
