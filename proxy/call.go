@@ -74,6 +74,8 @@ type Call struct {
 	sem    chan struct{}
 	n      atomic.Int64
 	sent   atomic.Int64 // requests on the wire: every redirect hop and retry
+	// refreshed counts the new session values services set in the call.
+	refreshed atomic.Int64
 
 	jarMu sync.Mutex
 	jar   map[string]map[string]string // origin -> cookie name -> value

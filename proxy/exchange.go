@@ -174,6 +174,7 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 	org := originOf(cur)
 	now := c.p.now()
 	var refresh map[string]string
+	var fresh []string // session values the redactor does not know yet
 	var stored *ServiceSecrets
 	if t.svc != nil {
 		stored, _ = c.p.keys.Get(t.svc.Name)
@@ -203,7 +204,9 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 			if checkSecretValue(ck.Value) != nil || strings.ContainsAny(ck.Value, ";\" ,\\") {
 				continue // too short or odd to be a session: neither stored nor redacted
 			}
-			c.p.red.addCookie(ck.Value)
+			if !c.p.red.knows(ck.Value) {
+				fresh = append(fresh, ck.Value)
+			}
 			if stored != nil && stored.Cookies[ck.Name] == ck.Value {
 				continue
 			}
@@ -225,6 +228,16 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 			m[ck.Name] = ck.Value
 		}
 		c.jarMu.Unlock()
+	}
+	if len(fresh) > 0 {
+		// Each new value rebuilds the redactor's patterns, at a cost that
+		// grows with the values it holds: a service that sets new session
+		// values on every response, many at a time, is stopped before the
+		// call spends its time there.
+		if n := c.refreshed.Add(int64(len(fresh))); n > maxRefreshes {
+			return fmt.Errorf("%w: campus service %q set new session values more than %d times in one call", ErrLimit, t.svc.Name, maxRefreshes)
+		}
+		c.p.red.addCookie(fresh...)
 	}
 	if refresh != nil {
 		if err := c.p.keys.Update(t.svc.Name, refresh); err != nil {

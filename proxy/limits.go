@@ -84,3 +84,9 @@ type RetryPolicy struct {
 	Backoff    time.Duration // first wait (default 200 ms), doubled each time
 	MaxBackoff time.Duration // longest wait (default 2 s); Retry-After is honoured up to it
 }
+
+// maxRefreshes bounds the new session values (Set-Cookie of a session
+// cookie with a value not seen before) the services may set in one call:
+// twice a request of the largest call, for a service that renews two
+// cookies on every response.
+const maxRefreshes = 256

@@ -135,12 +135,16 @@ func (p *Proxy) addSecrets(ss *ServiceSecrets) {
 	if ss == nil {
 		return
 	}
+	// One rebuild of the redactor's patterns for the whole session.
+	vs := make([]string, 0, len(ss.Cookies)+len(ss.Headers))
 	for _, v := range ss.Cookies {
-		p.red.addCookie(v)
+		vs = append(vs, v)
 	}
+	more := cookieForms(nil, vs)
 	for _, v := range ss.Headers {
-		p.red.add(v)
+		vs = append(vs, v)
 	}
+	p.red.addAll(vs, more)
 }
 
 // ParseResolveFlag reads a --resolve value, HOST:PORT:ADDR as curl writes

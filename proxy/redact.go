@@ -57,38 +57,57 @@ func newRedactor() *redactor {
 
 // add registers a credential value (and the token after an auth scheme,
 // and a Basic pair's parts).
-func (r *redactor) add(v string) { r.addWith(v) }
+func (r *redactor) add(v string) { r.addAll([]string{v}, nil) }
 
-// addCookie registers a cookie value and, when it holds %XX escapes or a
+// addCookie registers cookie values and, for one holding %XX escapes or a
 // "+", the values a server's cookie parser makes of it (PHP's $_COOKIE
 // decodes "+" as a space, others keep it): a server echoing the decoded
-// value hands a step the stored one after jq's @uri.
-func (r *redactor) addCookie(v string) {
-	if strings.IndexByte(v, '%') < 0 && strings.IndexByte(v, '+') < 0 {
-		r.addWith(v)
-		return
+// value hands a step the stored one after jq's @uri. All of them cost one
+// rebuild of the patterns.
+func (r *redactor) addCookie(vs ...string) { r.addAll(vs, cookieForms(nil, vs)) }
+
+// cookieForms appends to out what cookie parsers make of each value of vs
+// that holds %XX escapes or a "+".
+func cookieForms(out, vs []string) []string {
+	for _, v := range vs {
+		if strings.IndexByte(v, '%') < 0 && strings.IndexByte(v, '+') < 0 {
+			continue
+		}
+		if d, err := url.PathUnescape(v); err == nil && d != v {
+			out = append(out, d)
+		}
+		if d, err := url.QueryUnescape(v); err == nil && d != v {
+			out = append(out, d)
+		}
 	}
-	var more []string
-	if d, err := url.PathUnescape(v); err == nil && d != v {
-		more = append(more, d)
-	}
-	if d, err := url.QueryUnescape(v); err == nil && d != v {
-		more = append(more, d)
-	}
-	r.addWith(v, more...)
+	return out
 }
 
-// addWith registers v as add does, and the other forms of it in more
-// (each as it is, with no auth scheme read into it), in one rebuild.
-func (r *redactor) addWith(v string, more ...string) {
-	st0 := r.st.Load()
-	if len(v) < minSecretLen || st0.known[v] && knowsAll(st0, more) {
+// knows reports whether v is a registered credential value.
+func (r *redactor) knows(v string) bool { return r.st.Load().known[v] }
+
+// knowsAll reports whether st knows every value of vs that it would take
+// (with valid, only those that are valid UTF-8).
+func knowsAll(st *redState, vs []string, valid bool) bool {
+	for _, v := range vs {
+		if len(v) >= minSecretLen && (!valid || utf8.ValidString(v)) && !st.known[v] {
+			return false
+		}
+	}
+	return true
+}
+
+// addAll registers each value of vs as add does, and the other forms of
+// them in more (each as it is, with no auth scheme read into it), in one
+// rebuild.
+func (r *redactor) addAll(vs, more []string) {
+	if st := r.st.Load(); knowsAll(st, vs, false) && knowsAll(st, more, true) {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.st.Load()
-	if old.known[v] && knowsAll(old, more) {
+	if knowsAll(old, vs, false) && knowsAll(old, more, true) {
 		return
 	}
 	st := &redState{known: make(map[string]bool, len(old.known)+4), pats: slices.Clone(old.pats)}
@@ -100,22 +119,9 @@ func (r *redactor) addWith(v string, more ...string) {
 			st.add(m)
 		}
 	}
-	st.add(v)
-	if i := strings.IndexByte(v, ' '); i > 0 {
-		scheme, rest := v[:i], strings.TrimSpace(v[i+1:])
-		if len(rest) >= minSecretLen {
-			st.add(rest)
-		}
-		if strings.EqualFold(scheme, "basic") {
-			if d, err := base64.StdEncoding.DecodeString(rest); err == nil && utf8.Valid(d) {
-				s := string(d)
-				if len(s) >= minSecretLen {
-					st.add(s)
-				}
-				if j := strings.IndexByte(s, ':'); j >= 0 && len(s)-j-1 >= minSecretLen {
-					st.add(s[j+1:])
-				}
-			}
+	for _, v := range vs {
+		if len(v) >= minSecretLen {
+			st.addValue(v)
 		}
 	}
 	st.m = newMulti(st.pats)
@@ -138,14 +144,27 @@ func (r *redactor) addWith(v string, more ...string) {
 	r.st.Store(st)
 }
 
-// knowsAll reports whether st knows every value of vs that it would take.
-func knowsAll(st *redState, vs []string) bool {
-	for _, v := range vs {
-		if len(v) >= minSecretLen && utf8.ValidString(v) && !st.known[v] {
-			return false
+// addValue adds v, and the token after an auth scheme and a Basic
+// pair's parts.
+func (st *redState) addValue(v string) {
+	st.add(v)
+	if i := strings.IndexByte(v, ' '); i > 0 {
+		scheme, rest := v[:i], strings.TrimSpace(v[i+1:])
+		if len(rest) >= minSecretLen {
+			st.add(rest)
+		}
+		if strings.EqualFold(scheme, "basic") {
+			if d, err := base64.StdEncoding.DecodeString(rest); err == nil && utf8.Valid(d) {
+				s := string(d)
+				if len(s) >= minSecretLen {
+					st.add(s)
+				}
+				if j := strings.IndexByte(s, ':'); j >= 0 && len(s)-j-1 >= minSecretLen {
+					st.add(s[j+1:])
+				}
+			}
 		}
 	}
-	return true
 }
 
 func (st *redState) add(v string) {

@@ -163,3 +163,46 @@ func TestCredentialSplitByMarkupRedacted(t *testing.T) {
 		assert.NotContains(t, text.String(), sess, path)
 	}
 }
+
+// A service that renews every session cookie with a new value on every
+// response makes the redactor register a value per cookie per response,
+// each registration rebuilding its patterns: one response's values cost
+// one rebuild, and past maxRefreshes new values in a call the request
+// fails (a limit), so a "*" service holding many stored cookies cannot
+// spend the call's time in the redactor. The values seen before the limit
+// stay redacted.
+func TestSessionRenewalsBounded(t *testing.T) {
+	const cookies = 40
+	stored := map[string]string{}
+	for i := 0; i < cookies; i++ {
+		stored[fmt.Sprintf("c%02d", i)] = fmt.Sprintf("storedValue-%02d-abcdef", i)
+	}
+	var n int
+	course := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		n++
+		for i := 0; i < cookies; i++ {
+			w.Header().Add("Set-Cookie", fmt.Sprintf("c%02d=renewed-%03d-%02d-xyz", i, n, i))
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "now renewed-%03d-07-xyz", n)
+	})
+	cat := Catalogue{"course": &Service{Name: "course", Origin: course.URL, Auth: Auth{Cookies: []string{"*"}}}}
+	ks := MemKeystore(Secrets{"course": {Cookies: stored}})
+	p := New(Config{Catalogue: cat, Keystore: ks})
+	call := p.NewCall("demo", access("course"))
+	var err error
+	var i int
+	for i = 0; i < 20; i++ {
+		var resp *Response
+		resp, err = call.Do(context.Background(), &Request{Service: "course", Path: "/page"})
+		if err != nil {
+			break
+		}
+		assert.Equal(t, "now "+Marker, string(resp.Body))
+	}
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrLimit)
+	assert.Equal(t, maxRefreshes/cookies, i, "the request that passes the limit fails")
+	assert.LessOrEqual(t, len(p.red.st.Load().known), cookies+maxRefreshes)
+	assert.Equal(t, Marker, call.Redact("renewed-002-39-xyz"))
+}
