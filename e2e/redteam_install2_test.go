@@ -251,3 +251,21 @@ func TestRedteam2PendingNeverServed(t *testing.T) {
 	require.Equal(t, 1, res.code, res.stdout)
 	require.Equal(t, "1.2.0", rtState(t, r.home, "pend")["version"])
 }
+
+// TestRedteam2ReinstallMarksWhatWidens: installing a link again takes its
+// new version at once, after the sheet, without the update policy's
+// pending step. The sheet showed the new version alone, so a version that
+// adds a money tool and a campus service looked like any first install. It
+// now marks, against the installed version, what widens.
+func TestRedteam2ReinstallMarksWhatWidens(t *testing.T) {
+	t.Parallel()
+	r := newRT2Repo(t, "again", rtDoc("again", "1.0.0", "", rt2Tool("a", "read", "", "")))
+	r.push(rtDoc("again", "1.1.0", "access:\n  campus: [card]\n", rt2Tool("a", "read", "", "")+rt2Tool("pay", "money", "", "")))
+	res := harness(t, r.home, r.at(time.Hour), "install", "--yes", r.link)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "Update from 1.0.0")
+	require.Contains(t, res.stdout, "+ card: ")
+	require.Contains(t, res.stdout, "+ pay — money")
+	require.Contains(t, res.stdout, "+ new tool pay")
+	require.Contains(t, res.stdout, "  a — read", "an unchanged line is not marked")
+}

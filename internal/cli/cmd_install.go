@@ -130,7 +130,16 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 		app.warn(fmt.Sprintf("%s takes the place of the bundled official document %s (%s) in this home; harness remove %s brings that one back", p.ID, name, p.ID, p.ID))
 	}
 	info := review.Info{Hash: hash, Trust: d.Trust, Link: l.String(), Commit: d.Commit}
-	if err := writeInstallSheet(app, p, info); err != nil {
+	sheet := review.NewSheet(p, info)
+	if old, ok := st.Plugins[p.ID]; ok {
+		// Installing again takes the new version at once: the sheet marks
+		// what it widens against the installed one, as an update's does.
+		if files, err := store.Files(old.Hash); err == nil {
+			prev, _ := manifest.Parse(files)
+			sheet.Mark(review.Diff(prev, p), old.Version, old.Hash)
+		}
+	}
+	if err := sheet.WriteText(app.Stdout, colourFor(app, app.Stdout)); err != nil {
 		return Exit(ExitFailed, err)
 	}
 	if !yes {
@@ -162,12 +171,6 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 	}
 	fmt.Fprintf(app.Stdout, "installed %s %s (%s, %s)\n", p.ID, p.Version, d.Trust, hash)
 	return nil
-}
-
-// writeInstallSheet prints the review sheet of a document about to be
-// installed.
-func writeInstallSheet(app *App, p *manifest.Plugin, info review.Info) error {
-	return review.NewSheet(p, info).WriteText(app.Stdout, colourFor(app, app.Stdout))
 }
 
 // confirm asks a yes/no question; only y or yes (any case) is yes.
