@@ -47,6 +47,14 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 		if err != nil {
 			return nil, c.transportErr(ctx, actx, t, cur, err)
 		}
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			// The proxy never asks for an upgrade. The body of a 101 is
+			// the raw connection, which no deadline closes: reading it
+			// would last as long as the server holds it open.
+			resp.Body.Close()
+			return nil, &RequestError{Service: t.name(), URL: c.p.red.string(cur.String()), cause: ErrRefused,
+				Msg: "the server switched protocols (101 Switching Protocols), which the proxy never asks for"}
+		}
 		if err := c.absorbCookies(t, cur, resp); err != nil {
 			drain(resp)
 			return nil, c.redactErr(err)

@@ -1,15 +1,19 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,4 +209,52 @@ func TestSessionRenewalsBounded(t *testing.T) {
 	assert.Equal(t, maxRefreshes/cookies, i, "the request that passes the limit fails")
 	assert.LessOrEqual(t, len(p.red.st.Load().known), cookies+maxRefreshes)
 	assert.Equal(t, Marker, call.Redact("renewed-002-39-xyz"))
+}
+
+// A server that answers 101 Switching Protocols (which the proxy never
+// asks for: a step may not set Upgrade or Connection) hands over the raw
+// connection, which neither the request timeout nor the caller's deadline
+// closes: reading it to its end waited for as long as the server kept it
+// open. Such an answer fails the request at once.
+func TestSwitchingProtocolsRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					l, err := br.ReadString('\n')
+					if err != nil || l == "\r\n" {
+						break
+					}
+				}
+				c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n" + portalSess))
+				// Held open until the client closes it (or a while).
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	origin := "http://" + ln.Addr().String()
+	cat := Catalogue{"portal": &Service{Name: "portal", Origin: origin, Auth: Auth{Cookies: []string{"SESSION"}}}}
+	port := ln.Addr().(*net.TCPAddr).Port
+	p := New(Config{Catalogue: cat, Keystore: MemKeystore(testSecrets()),
+		Resolve: map[string]string{"web.example:" + strconv.Itoa(port): "127.0.0.1"}})
+	web := "http://web.example:" + strconv.Itoa(port)
+	a := access("portal")
+	a.Web = append(a.Web, webOrigin("http", "web.example", port))
+	call := p.NewCall("d", a)
+	for _, r := range []*Request{{Service: "portal", Path: "/"}, {URL: web + "/"}} {
+		resp, err := call.Do(context.Background(), r)
+		require.Error(t, err, "%+v", resp)
+		assert.Contains(t, err.Error(), "switch")
+		assertNoSecret(t, "error", err.Error())
+	}
 }
