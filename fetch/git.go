@@ -69,19 +69,39 @@ func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &meteredBody{ReadCloser: resp.Body, m: m}
+	b := &meteredBody{ReadCloser: resp.Body, m: m}
+	if strings.HasSuffix(req.URL.Path, "/info/refs") {
+		// A ref listing is held whole in memory: it has a bound of its own.
+		b.limit = MaxRefListBytes
+	}
+	resp.Body = b
 	return resp, nil
 }
 
 type meteredBody struct {
 	io.ReadCloser
-	m *meter
+	m     *meter
+	limit int64 // this body's own bound (0: none but the meter's)
+	n     int64
+	err   error // a breached limit: every later read fails too
 }
 
 func (b *meteredBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
 	n, err := b.ReadCloser.Read(p)
+	// A read that breaches a limit returns nothing of what it read, and the
+	// error stays: a reader that drops an error with a full buffer
+	// (io.ReadFull) meets it again, and never sees a cut-off listing end
+	// as if it were whole.
 	if b.m.bytes.Add(int64(n)) > b.m.limit {
-		return n, limitErr("the server sent more than %d bytes", b.m.limit)
+		b.err = limitErr("the server sent more than %d bytes", b.m.limit)
+		return 0, b.err
+	}
+	if b.n += int64(n); b.limit > 0 && b.n > b.limit {
+		b.err = limitErr("the server's ref listing has more than %d bytes", b.limit)
+		return 0, b.err
 	}
 	return n, err
 }

@@ -23,6 +23,27 @@ func pktLine(s string) string { return fmt.Sprintf("%04x%s", len(s)+4, s) }
 // MaxRefListBytes.
 func TestListRefsBounded(t *testing.T) {
 	t.Parallel()
+	srv := endlessRefs(t)
+	_, err := ListRefs(context.Background(), srv.URL+"/evil/refs.git", nil)
+	require.ErrorIs(t, err, ErrLimit)
+	require.ErrorContains(t, err, fmt.Sprintf("more than %d bytes", MaxRefListBytes))
+}
+
+// TestFetchGitRefListingBounded: install's own ref listing has the same
+// bound; the whole fetch's (64 MiB) let some 1.1 million refs in, each held
+// twice, and a commit link asked the server for every one of them.
+func TestFetchGitRefListingBounded(t *testing.T) {
+	t.Parallel()
+	srv := endlessRefs(t)
+	for _, link := range []string{"https://github.com/evil/refs/tree/main/p", "https://github.com/evil/refs/tree/" + strings.Repeat("b", 40) + "/p"} {
+		_, err := FetchGit(context.Background(), mustLink(t, link), GitOptions{Base: srv.URL})
+		require.ErrorIs(t, err, ErrLimit, link)
+		require.ErrorContains(t, err, fmt.Sprintf("more than %d bytes", MaxRefListBytes), link)
+	}
+}
+
+// endlessRefs is a git server whose ref listing goes on for 48 MiB.
+func endlessRefs(t *testing.T) *httptest.Server {
 	const total = 48 << 20
 	var sent atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,8 +71,6 @@ func TestListRefsBounded(t *testing.T) {
 		}
 		write("0000")
 	}))
-	defer srv.Close()
-	_, err := ListRefs(context.Background(), srv.URL+"/evil/refs.git", nil)
-	require.ErrorIs(t, err, ErrLimit)
-	require.ErrorContains(t, err, fmt.Sprintf("more than %d bytes", MaxRefListBytes))
+	t.Cleanup(srv.Close)
+	return srv
 }
