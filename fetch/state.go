@@ -43,8 +43,9 @@ type Entry struct {
 	Installed   time.Time `json:"installed"`
 	LastChecked time.Time `json:"lastChecked,omitzero"`
 	Enabled     bool      `json:"enabled"`
-	// Modes maps an effect (read, write, money, public) or a tool to
-	// auto | ask | off; filled by the permission rules.
+	// Modes maps an effect (read, write, money, public) to auto | ask |
+	// off; filled by the permission rules. Other keys are kept as they are
+	// and have no effect.
 	Modes map[string]string `json:"modes,omitempty"`
 
 	Pending   *Pending `json:"pending,omitempty"`
