@@ -269,3 +269,54 @@ func TestRedteam2ReinstallMarksWhatWidens(t *testing.T) {
 	require.Contains(t, res.stdout, "+ new tool pay")
 	require.Contains(t, res.stdout, "  a — read", "an unchanged line is not marked")
 }
+
+// TestRedteam2ConcurrentUpdates: update runs racing at one HARNESS_NOW on
+// one home, for a wider version and then a narrower one: the wider one is
+// held once and never applied by a racing run, the narrower one applies
+// once, and the store keeps exactly the folders state.json references.
+func TestRedteam2ConcurrentUpdates(t *testing.T) {
+	t.Parallel()
+	front := "access:\n  campus:\n    - service: card\n      paths: [/api/, /old/]\n"
+	r := newRT2Repo(t, "race", rtDoc("race", "1.0.0", front, rt2Tool("a", "read", "", "")))
+	race := func(d time.Duration) []result {
+		out := make([]result, 4)
+		done := make(chan int)
+		for i := range out {
+			go func(i int) {
+				out[i] = harnessGuarded(t, r.home, r.at(d), 60*time.Second, "update", "--json")
+				done <- i
+			}(i)
+		}
+		for range out {
+			<-done
+		}
+		return out
+	}
+	r.push(rtDoc("race", "1.1.0", front, rt2Tool("a", "read", "", "")+rt2Tool("b", "write", "", "")))
+	for _, res := range race(24 * time.Hour) {
+		require.Equal(t, 0, res.code, res.stderr)
+	}
+	e := rtState(t, r.home, "race")
+	require.Equal(t, "1.0.0", e["version"])
+	require.Equal(t, "1.1.0", e["pending"].(map[string]any)["version"])
+
+	r.push(rtDoc("race", "1.2.0", strings.Replace(front, ", /old/", "", 1), rt2Tool("a", "read", "", "")))
+	applied := 0
+	for _, res := range race(48 * time.Hour) {
+		require.Equal(t, 0, res.code, res.stderr)
+		var reps []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &reps), res.stdout)
+		if reps[0]["applied"] == true {
+			applied++
+		}
+	}
+	require.Equal(t, 1, applied, "one run applied it; the others found it applied")
+	e = rtState(t, r.home, "race")
+	require.Equal(t, "1.2.0", e["version"])
+	require.Nil(t, e["pending"])
+	des, err := os.ReadDir(filepath.Join(r.home, "store"))
+	require.NoError(t, err)
+	require.Len(t, des, 1, "only the installed version is kept")
+	res := harness(t, r.home, nil, "run", "race", "a")
+	require.Equal(t, 0, res.code, res.stderr)
+}

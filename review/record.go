@@ -65,6 +65,17 @@ func LoadFrom(st *fetch.Store) func(Installed) (*manifest.Plugin, error) {
 // error. A result whose entry changed since it was read (removed,
 // reinstalled) is skipped. Versions no longer referenced are removed.
 func Record(ctx context.Context, st *fetch.Store, checked []Installed, results []Result, now time.Time) error {
+	_, err := RecordEach(ctx, st, checked, results, now)
+	return err
+}
+
+// RecordEach is Record, and it reports for each result whether it was
+// recorded: false for one not checked, for one whose entry changed since it
+// was read (another update or an install got there first), and for a new
+// version that could not be stored; so that nobody is told an update
+// applied that another run decided.
+func RecordEach(ctx context.Context, st *fetch.Store, checked []Installed, results []Result, now time.Time) ([]bool, error) {
+	recorded := make([]bool, len(results))
 	err := st.Update(ctx, func(tx *fetch.Tx) error {
 		for i, r := range results {
 			if !r.Checked {
@@ -74,6 +85,7 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 			if !ok || e.Hash != checked[i].Hash || e.Link != checked[i].Link {
 				continue
 			}
+			recorded[i] = true
 			e.LastChecked = now.UTC()
 			if r.Status != StatusFailed {
 				e.LastError = ""
@@ -109,6 +121,7 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 				h, err := tx.Put(r.Files)
 				if err != nil {
 					e.LastError = fmt.Sprintf("storing the update: %v", err)
+					recorded[i] = false
 					continue
 				}
 				e.SetLastUpdate(&fetch.LastUpdate{FromVersion: e.Version, ToVersion: r.Version, FromHash: e.Hash, ToHash: h,
@@ -127,6 +140,7 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 				h, err := tx.Put(r.Files)
 				if err != nil {
 					e.LastError = fmt.Sprintf("storing the update: %v", err)
+					recorded[i] = false
 					continue
 				}
 				found := now.UTC()
@@ -142,7 +156,7 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return st.Clean(ctx)
+	return recorded, st.Clean(ctx)
 }

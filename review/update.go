@@ -49,6 +49,10 @@ const (
 	StatusPending   Status = "pending"   // wider: wait for the user
 	StatusHeld      Status = "held"      // downgrade: wait, with a warning
 	StatusFailed    Status = "failed"    // the installed version stays; Err says why
+	// StatusSkipped: not checked (a local path, a quarantined entry), or
+	// checked but not recorded because the entry changed meanwhile; Err
+	// says why.
+	StatusSkipped Status = "skipped"
 )
 
 // Result is the outcome of checking one installed document. For apply,

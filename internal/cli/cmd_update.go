@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -100,8 +101,17 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 				Validate: documentCheck}
 			results := c.Check(ctx, list)
 			if !check {
-				if err := review.Record(ctx, st, list, results, now); err != nil {
+				recorded, err := review.RecordEach(ctx, st, list, results, now)
+				if err != nil {
 					return Exit(ExitFailed, err)
+				}
+				for i, r := range results {
+					if r.Checked && !recorded[i] {
+						// Another run (or an install) changed the entry
+						// first: what it decided stands, not this one.
+						results[i] = review.Result{ID: r.ID, Status: review.StatusSkipped,
+							Err: errors.New("the entry changed while it was checked (another update or install ran); nothing recorded: harness list shows what is installed")}
+					}
 				}
 			}
 			reports := make([]updateReport, len(results))
@@ -109,7 +119,9 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 				rep := updateReport{ID: r.ID, Status: string(r.Status), Version: r.Version, Hash: r.Hash,
 					Wider: r.Decision.Delta.Wider, Warning: r.Decision.Warning, Changes: review.ChangeLines(r.Decision.Delta)}
 				rep.Applied = r.Status == review.StatusApply && !check
-				if r.Err != nil {
+				if r.Err != nil && r.Status == review.StatusSkipped {
+					rep.Warning = r.Err.Error()
+				} else if r.Err != nil {
 					rep.Error = r.Err.Error()
 				}
 				if r.Plugin != nil {
@@ -198,6 +210,8 @@ func printUpdates(app *App, list []review.Installed, results []review.Result, ch
 			if !check {
 				fmt.Fprintf(w, "    harness accept %s installs it anyway\n", r.ID)
 			}
+		case review.StatusSkipped:
+			fmt.Fprintf(w, "%s: %s\n", r.ID, review.SafeText(r.Err.Error()))
 		case review.StatusFailed:
 			fmt.Fprintf(w, "%s: check failed, the installed version keeps working: %s\n", r.ID, review.SafeText(r.Err.Error()))
 		}
