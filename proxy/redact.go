@@ -489,9 +489,12 @@ var breaks = []string{"\n", "\r", "\u200b", "\u00ad", "\u2060", "\ufeff",
 // breakLeads are the first bytes of the breaks and of markup.
 const breakLeads = "\n\r<]&\xe2\xc2\xef"
 
-// maxMarkup bounds a tag or comment taken for a break: longer ones are
-// left as they are.
-const maxMarkup = 1024
+// maxMarkup bounds a tag taken for a break, maxComment a comment: longer
+// ones are left as they are.
+const (
+	maxMarkup  = 1024
+	maxComment = 128
+)
 
 // spaceRun is the length of the run of bytes of set at b[p:], at most
 // maxMarkup.
@@ -522,7 +525,9 @@ func markupAt(b string, p int) int {
 	case strings.HasPrefix(rest, "<![CDATA["):
 		return len("<![CDATA[")
 	case strings.HasPrefix(rest, "<!--"):
-		if i := strings.Index(rest[4:min(len(rest), maxMarkup)], "-->"); i >= 0 {
+		// A short window: a text of nothing but "<!--" would otherwise
+		// cost a window's scan per byte or so.
+		if i := strings.Index(rest[4:min(len(rest), maxComment)], "-->"); i >= 0 {
 			return 4 + i + 3
 		}
 		return 0
