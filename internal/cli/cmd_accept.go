@@ -32,8 +32,14 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 			shown := ""
 			sheet, doc, trust := pendingSheet(st, args[0])
 			if doc != nil {
-				// What install refuses, accept refuses: a version whose id
-				// or legacy ids another document holds would push it out.
+				// What install refuses, accept refuses: an invalid version
+				// (kept from an engine that checked less), or one whose id
+				// or legacy ids another document holds (it would push that
+				// one out).
+				if _, dl := checkFiles(doc.Files); dl.HasErrors() {
+					printDiagnostics(app.Stderr, dl)
+					return Exitf(ExitFailed, "%s: the pending update is invalid; nothing applied", args[0])
+				}
 				bundled, err := bundledDocuments()
 				if err != nil {
 					return Exit(ExitFailed, err)
