@@ -862,6 +862,18 @@ var legacyEntities = []struct {
 	c    byte
 }{{"amp", '&'}, {"AMP", '&'}, {"lt", '<'}, {"LT", '<'}, {"gt", '>'}, {"GT", '>'}, {"quot", '"'}, {"QUOT", '"'}}
 
+// legacyReference decodes a legacy name at b[q:] (after its "&") that has
+// no semicolon, as HTML parsers read it.
+func legacyReference(b string, q int, buf *[4]byte) (n, w int) {
+	for _, l := range legacyEntities {
+		if strings.HasPrefix(b[q:], l.name) {
+			buf[0] = l.c
+			return 1, 1 + len(l.name)
+		}
+	}
+	return 0, 0
+}
+
 // numericReference decodes the numeric character reference at b[p]
 // ("&#"): decimal or hexadecimal digits (any number of leading zeros, up
 // to maxReference), ended by a semicolon or, as HTML parsers read it, by
@@ -961,15 +973,7 @@ func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 			end++
 		}
 		if end >= len(b) || b[end] != ';' {
-			// HTML parsers also read the legacy names without their
-			// semicolon.
-			for _, l := range legacyEntities {
-				if strings.HasPrefix(b[q:], l.name) {
-					buf[0] = l.c
-					return 1, 1 + len(l.name)
-				}
-			}
-			return 0, 0
+			return legacyReference(b, q, buf)
 		}
 		name := string(b[q:end])
 		w = end + 1 - p
@@ -988,7 +992,9 @@ func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 		default:
 			c, ok := punctuationEntities[name]
 			if !ok {
-				return 0, 0
+				// "&amp&lt;": a legacy name without its semicolon, then
+				// another reference.
+				return legacyReference(b, q, buf)
 			}
 			r = rune(c)
 		}

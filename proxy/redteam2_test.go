@@ -258,3 +258,33 @@ func TestSwitchingProtocolsRefused(t *testing.T) {
 		assertNoSecret(t, "error", err.Error())
 	}
 }
+
+// HTML parsers read &amp, &lt, &gt and &quot (either case) without their
+// semicolon, also right before another reference: a credential holding
+// "&" written so is decoded by the html step, and must be redacted.
+func TestLegacyReferencesWithoutSemicolon(t *testing.T) {
+	const sess = "sess&token-0123456789abcdef"
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(`<p>sess&amptoken-0123456789abcdef</p><p title="sess&AMPtoken-0123456789abcdef">x</p>` +
+			`<p>sess&amp&#116;oken-0123456789abcdef</p>`))
+	})
+	p := testProxy(t, nil, portal, nil, Limits{}, MemKeystore(Secrets{"portal": {Cookies: map[string]string{"SESSION": sess}}}))
+	resp, err := p.NewCall("demo", access("portal")).Do(context.Background(), &Request{Service: "portal", Path: "/"})
+	require.NoError(t, err)
+	body := string(resp.Body)
+	assert.Equal(t, 3, strings.Count(body, Marker), body)
+	doc, err := html.Parse(strings.NewReader(body))
+	require.NoError(t, err)
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		assert.NotContains(t, n.Data, sess)
+		for _, a := range n.Attr {
+			assert.NotContains(t, a.Val, sess)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+}
