@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/pkuinfo/harness/internal/diag"
@@ -39,6 +40,12 @@ type Doc struct {
 	Root  *yaml.Node // the document's content node (nil for an empty text)
 	first int        // file line of text line 1 (when lines is nil)
 	lines []LineMap  // explicit map, for fenced blocks
+
+	startsOnce sync.Once
+	starts     []int // byte offset of each line
+
+	walkMu sync.Mutex
+	walk   *scalarWalk // the last walk of a scalar, to resume
 }
 
 // Pos converts a text position to a file position.
@@ -92,45 +99,203 @@ func (d *Doc) ContentPos(n *yaml.Node) (line, col int) {
 	return n.Line, n.Column
 }
 
-// OffsetPos maps a byte offset inside a scalar's value to a file position.
-// Exact for plain, single-line quoted and literal block scalars; others (with
-// escapes or folding) clamp to the scalar's start.
+// OffsetPos maps a byte offset inside a scalar's value to a file position:
+// the source character that produced the value's byte. The value is walked
+// beside its source (folded line breaks, doubled quotes, a block's
+// indentation, CRLF line breaks); where the two cannot be matched (an escape
+// sequence), the position is the scalar's start.
 func (d *Doc) OffsetPos(n *yaml.Node, off int) diag.Pos {
-	line, col := d.ContentPos(n)
-	v := n.Value
-	if off > len(v) {
-		off = len(v)
+	if off > len(n.Value) {
+		off = len(n.Value)
 	}
 	if off < 0 {
 		off = 0
 	}
-	exact := n.Style&yaml.LiteralStyle != 0 ||
-		(n.Style&(yaml.FoldedStyle|yaml.DoubleQuotedStyle) == 0 && !strings.Contains(v, "\n")) ||
-		(n.Style&yaml.DoubleQuotedStyle != 0 && !strings.ContainsAny(v, "\n\\\"") && !strings.Contains(d.lineText(n.Line), "\\"))
-	if !exact {
-		return d.Pos(n.Line, n.Column)
+	if line, col, ok := d.walkScalar(n, off); ok {
+		return d.Pos(line, col)
 	}
-	prefix := v[:off]
-	if i := strings.LastIndexByte(prefix, '\n'); i >= 0 {
-		nl := strings.Count(prefix, "\n")
-		return d.Pos(line+nl, d.indentOf(line+nl)+1+utf8.RuneCountInString(prefix[i+1:]))
+	return d.Pos(n.Line, n.Column)
+}
+
+// scalarWalk is where a walk of a scalar's value beside its source stands:
+// byte i of the value is at byte at (column col) of source line line.
+type scalarWalk struct {
+	n                    *yaml.Node
+	i, line, at, col     int
+	text                 string // the source line, without its line break
+	end                  int    // text's length without trailing blanks
+	indent               int    // a block scalar's indentation
+	block, literal       bool
+	single, double, done bool
+}
+
+// walkScalar finds the source line and column (in characters) of byte off
+// of scalar n's value. Each step costs O(1), and a walk resumes where the
+// last one of the same scalar stopped when off is not before it, so the
+// positions of many problems in one long scalar cost one pass.
+func (d *Doc) walkScalar(n *yaml.Node, off int) (line, col int, ok bool) {
+	d.walkMu.Lock()
+	defer d.walkMu.Unlock()
+	w := d.walk
+	if w == nil || w.n != n || w.i > off {
+		w = d.startWalk(n)
+		d.walk = w
 	}
-	return d.Pos(line, col+utf8.RuneCountInString(prefix))
+	if w == nil {
+		return 0, 0, false
+	}
+	if w.done {
+		return w.line, w.col, off == w.i
+	}
+	v, last := n.Value, d.lineCount()
+	for w.i < off {
+		if w.at >= w.end {
+			// A line break: count the blank lines after it.
+			k := 0
+			for w.line+1+k <= last && strings.TrimLeft(d.lineText(w.line+1+k), " \t\r") == "" {
+				k++
+			}
+			if w.line+1+k > last {
+				d.walk = nil
+				return 0, 0, false
+			}
+			var seps []string
+			switch {
+			case w.literal:
+				seps = []string{strings.Repeat("\n", k+1)}
+			case w.block:
+				seps = []string{strings.Repeat("\n", k+1), strings.Repeat("\n", k), " "}
+			case k > 0:
+				seps = []string{strings.Repeat("\n", k)}
+			default:
+				seps = []string{" "}
+			}
+			matched := false
+			for _, sep := range seps {
+				if sep != "" && strings.HasPrefix(v[w.i:], sep) {
+					w.i += len(sep)
+					matched = true
+					break
+				}
+			}
+			if !matched {
+				d.walk = nil
+				return 0, 0, false
+			}
+			w.setLine(d, w.line+1+k)
+			if !w.block {
+				for w.at < len(w.text) && (w.text[w.at] == ' ' || w.text[w.at] == '\t') {
+					w.at++
+				}
+				w.col = w.at + 1
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(v[w.i:])
+		c, csize := utf8.DecodeRuneInString(w.text[w.at:])
+		switch {
+		case w.double && c == '\\':
+			d.walk = nil
+			return 0, 0, false
+		case w.single && c == '\'' && r == '\'' && strings.HasPrefix(w.text[w.at:], "''"):
+			w.at += 2
+			w.col += 2
+		case c == r:
+			w.at += csize
+			w.col++
+		default:
+			d.walk = nil
+			return 0, 0, false
+		}
+		w.i += size
+	}
+	return w.line, w.col, true
+}
+
+// setLine moves the walk to the start of source line ln (past a block
+// scalar's indentation).
+func (w *scalarWalk) setLine(d *Doc, ln int) {
+	w.line = ln
+	w.text = strings.TrimSuffix(d.lineText(ln), "\r")
+	w.end = len(strings.TrimRight(w.text, " \t"))
+	if w.literal {
+		// A literal block keeps a line's trailing blanks.
+		w.end = len(w.text)
+	}
+	w.at, w.col = 0, 1
+	if w.block {
+		w.at = min(w.indent, len(w.text))
+		w.col = w.at + 1
+	}
+}
+
+// startWalk places a walk at the first character of scalar n's value; nil
+// when the value's start cannot be found.
+func (d *Doc) startWalk(n *yaml.Node) *scalarWalk {
+	w := &scalarWalk{n: n,
+		block:   n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0,
+		literal: n.Style&yaml.LiteralStyle != 0,
+		single:  n.Style&yaml.SingleQuotedStyle != 0,
+		double:  n.Style&yaml.DoubleQuotedStyle != 0,
+	}
+	line, col := d.ContentPos(n)
+	if w.block {
+		if line == n.Line {
+			// An empty block on the text's last line.
+			w.line, w.col, w.done = n.Line, n.Column, true
+			return w
+		}
+		// The block's indentation: that of its first line holding text.
+		w.indent = -1
+		for ln := line; ln <= d.lineCount(); ln++ {
+			if strings.TrimRight(d.lineText(ln), " \r") != "" {
+				w.indent = d.indentOf(ln)
+				break
+			}
+		}
+		if w.indent < 0 {
+			w.line, w.col, w.done = line, 1, true
+			return w
+		}
+		w.setLine(d, line)
+		return w
+	}
+	w.setLine(d, line)
+	// col counts characters: find its byte offset.
+	for c := 1; c < col; c++ {
+		if w.at >= len(w.text) {
+			return nil
+		}
+		_, size := utf8.DecodeRuneInString(w.text[w.at:])
+		w.at += size
+	}
+	w.col = col
+	return w
 }
 
 func (d *Doc) lineText(line int) string {
-	src := d.Src
-	for i := 1; i < line; i++ {
-		j := bytes.IndexByte(src, '\n')
-		if j < 0 {
-			return ""
-		}
-		src = src[j+1:]
+	starts := d.lineStarts()
+	if line < 1 || line > len(starts) {
+		return ""
 	}
+	src := d.Src[starts[line-1]:]
 	if j := bytes.IndexByte(src, '\n'); j >= 0 {
 		src = src[:j]
 	}
 	return string(src)
+}
+
+// lineStarts are the byte offsets of the text's lines, computed once.
+func (d *Doc) lineStarts() []int {
+	d.startsOnce.Do(func() {
+		d.starts = []int{0}
+		for i, b := range d.Src {
+			if b == '\n' {
+				d.starts = append(d.starts, i+1)
+			}
+		}
+	})
+	return d.starts
 }
 
 // lineCount is the number of lines of the text (a last line without a
