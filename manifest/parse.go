@@ -175,10 +175,9 @@ func checkJSON(b []byte) error {
 // line "---". It returns the YAML, its first line, the body and its first line.
 func splitFrontMatter(src []byte, l *diag.List) (fm []byte, fmLine int, body []byte, bodyLine int, ok bool) {
 	pos := diag.Pos{File: "PLUGIN.md", Line: 1, Col: 1}
-	if bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
-		l.Errorf(pos, "PLUGIN.md starts with a byte-order mark: save it as UTF-8 without BOM")
-		return nil, 0, nil, 0, false
-	}
+	// A byte-order mark (some editors write one) is not text: YAML and
+	// Markdown both pass over it, and so does the front matter's first line.
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 	first, rest, found := bytes.Cut(src, []byte("\n"))
 	if !found || strings.TrimRight(string(first), "\r") != "---" {
 		l.Errorf(pos, "PLUGIN.md must start with a front matter: a line \"---\", the YAML manifest, and a line \"---\"")

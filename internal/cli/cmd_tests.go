@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
@@ -105,7 +106,8 @@ func looksLikeDocument(path string) bool {
 		return true
 	}
 	defer f.Close()
-	head := make([]byte, 4)
+	head := make([]byte, 7)
 	n, _ := io.ReadFull(f, head)
-	return string(head[:n]) == "---\n" || (n == 4 && string(head[:4]) == "---\r")
+	h := strings.TrimPrefix(string(head[:n]), "\ufeff")
+	return strings.HasPrefix(h, "---\n") || strings.HasPrefix(h, "---\r")
 }

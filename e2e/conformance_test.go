@@ -1,0 +1,130 @@
+package e2e
+
+// The format skeleton written in every way YAML allows, and lint's
+// positions, driven through the built binary.
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// crlf turns every line break into CR LF.
+func crlf(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+
+const bom = "\ufeff"
+
+// The skeleton's parts in unusual but valid YAML: flow style, quoted keys,
+// comments, block scalars, tabs as separators, CRLF line breaks and a
+// byte-order mark. Each document lints clean and runs as its plain twin.
+func TestConformanceUnusualYAML(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	front := `---
+# the manifest, in flow style with quoted keys
+{ "id": "odd-yaml", 'name': "Odd YAML",	description: "a description
+    on two lines", version: '1.0.0',   # a comment
+  requires: [ campus-session ],
+  access: { campus: [ { service: portal, paths: [ "/api/" ] } ], web: [ 'https://news.example.edu.cn' ], abilities: [ kv ] } }
+---
+Instructions.
+`
+	tool := `# a tool
+"title": 'Odd'
+description: >-
+  Folded
+  description.
+effect:	read	# a tab before the value and before the comment
+'untrusted': false
+"userOnly": false
+input: {type: object, properties: {"n": {type: integer}}, required: ["n"]}
+steps:
+- jq: |
+    {n: $input.n,
+     first: (. == null)}
+  as: a
+- {if: '.n > 1', jq: '. + {big: true}'}
+- if: >
+    .n
+    == 3
+  fail: "three is
+    refused: ${ .n }"
+- return: '{a: $a, dot: ., "it''s": 1}'
+`
+	for name, files := range map[string]map[string]string{
+		"plain": {"PLUGIN.md": front, "tools/t.yaml": tool},
+		"crlf":  {"PLUGIN.md": crlf(front), "tools/t.yaml": crlf(tool)},
+		"bom":   {"PLUGIN.md": bom + front, "tools/t.yaml": bom + tool},
+		"both":  {"PLUGIN.md": bom + crlf(front), "tools/t.yaml": bom + crlf(tool)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := writeFiles(t, t.TempDir(), files)
+			r := harness(t, home, nil, "lint", doc)
+			require.Equal(t, 0, r.code, r.stderr)
+			r = harness(t, home, nil, "lint", filepath.Join(doc, "PLUGIN.md"))
+			require.Equal(t, 0, r.code, r.stderr)
+			r = harness(t, home, nil, "review", doc, "--json")
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Contains(t, r.stdout, `"odd-yaml"`)
+			r = harness(t, home, nil, "run", doc, "t", "--input", `{"n": 1}`)
+			require.Equal(t, 0, r.code, r.stderr)
+			require.JSONEq(t, `{"a": {"n": 1, "first": true}, "dot": {"n": 1, "first": true}, "it's": 1}`, r.stdout)
+			r = harness(t, home, nil, "run", doc, "t", "--input", `{"n": 2}`)
+			require.Equal(t, 0, r.code, r.stderr)
+			require.JSONEq(t, `{"a": {"n": 2, "first": true}, "dot": {"n": 2, "first": true, "big": true}, "it's": 1}`, r.stdout)
+			r = harness(t, home, nil, "run", doc, "t", "--input", `{"n": 3}`)
+			requireFailed(t, r, 1, "fail")
+			require.Contains(t, r.stderr, "three is refused: 3")
+		})
+	}
+}
+
+// Lint's FILE:LINE:COL points at the character that is wrong, in every
+// scalar style and with CRLF line breaks, in tools/*.yaml and in a tool
+// block of PLUGIN.md.
+func TestConformanceLintPositions(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	tool := "description: d\neffect: read\nsteps:\n" +
+		"  - jq: .a |\n      $one\n" + // 5:7
+		"  - return: '\"it''s\" + $two'\n" + // 6:24
+		"  - jq: \".a |\n     $three\"\n" + // 8:6
+		"  - fail: 'x\n\n     ${ $four }'\n" + // 11:9
+		"  - jq: |\n      .a\n        | $five\n" + // 14:11
+		"  - {jq: '\"二教\" | $six'}\n" // 15:18
+	want := [][2]int{{5, 7}, {6, 24}, {8, 6}, {11, 9}, {14, 11}, {15, 18}}
+	vars := []string{"$one", "$two", "$three", "$four", "$five", "$six"}
+	check := func(t *testing.T, stderr, file string, lineShift int) {
+		t.Helper()
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		require.Len(t, lines, len(want), stderr)
+		for i, w := range want {
+			at := fmt.Sprintf("%s:%d:%d: ", file, w[0]+lineShift, w[1])
+			require.True(t, strings.HasPrefix(lines[i], at), "%s: want %s in %q", vars[i], at, lines[i])
+			require.Contains(t, lines[i], vars[i])
+		}
+	}
+	for name, text := range map[string]string{"lf": tool, "crlf": crlf(tool)} {
+		t.Run(name, func(t *testing.T) {
+			doc := writeFiles(t, t.TempDir(), map[string]string{
+				"PLUGIN.md":    "---\nid: positions\nname: P\ndescription: d\nversion: 1.0.0\n---\nx\n",
+				"tools/t.yaml": text,
+			})
+			r := harness(t, home, nil, "lint", doc)
+			require.Equal(t, 1, r.code, r.stderr)
+			check(t, r.stderr, "tools/t.yaml", 0)
+
+			// The same tool as a block of a single PLUGIN.md: lines shift
+			// by the block's start, columns do not.
+			single := writeFiles(t, t.TempDir(), map[string]string{
+				"PLUGIN.md": "---\nid: positions\nname: P\ndescription: d\nversion: 1.0.0\n---\nx\n\n```yaml tool t\n" + text + "```\n",
+			})
+			r = harness(t, home, nil, "lint", filepath.Join(single, "PLUGIN.md"))
+			require.Equal(t, 1, r.code, r.stderr)
+			check(t, r.stderr, "PLUGIN.md", 9)
+		})
+	}
+}
