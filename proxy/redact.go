@@ -810,6 +810,21 @@ func (v *view) decode(b string, first int) bool {
 	return true
 }
 
+// shortEscape is the byte of JSON's escape \c (c one of n r t b f).
+func shortEscape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'b':
+		return '\b'
+	}
+	return '\f'
+}
+
 func hexVal(c byte) (byte, bool) {
 	switch {
 	case c >= '0' && c <= '9':
@@ -937,6 +952,12 @@ func decodeUnit(b string, p int, buf *[4]byte) (n, w int) {
 		switch b[p+1] {
 		case '/', '"', '\\', '\'':
 			buf[0] = b[p+1]
+			return 1, 2
+		case 'n', 'r', 't', 'b', 'f':
+			// JSON's short escapes: a credential wrapped over lines in
+			// a JSON string (base64 at 76 characters) is a line break
+			// in the view, as in the step's parsed value.
+			buf[0] = shortEscape(b[p+1])
 			return 1, 2
 		case 'x':
 			// A JavaScript string's \xHH (Go's html/template writes + and =

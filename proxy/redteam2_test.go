@@ -288,3 +288,25 @@ func TestLegacyReferencesWithoutSemicolon(t *testing.T) {
 	}
 	walk(doc)
 }
+
+// A credential wrapped over lines inside a JSON string (a server that
+// base64-encodes with line breaks every 76 characters, then writes the text
+// as JSON) holds "\n" or "\r\n" escapes where the step's parsed value holds
+// line breaks, which one gsub removes: the view decodes JSON's short
+// escapes as it decodes \u000a.
+func TestCredentialWrappedInJSONString(t *testing.T) {
+	a, b := portalSess[:10], portalSess[10:]
+	bodies := []string{`{"t":"` + a + `\n` + b + `"}`, `{"t":"` + a + `\r\n` + b + `"}`, `{"t":"` + a + `\n  ` + b + `"}`}
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		i, _ := strconv.Atoi(r.URL.Path[1:])
+		w.Write([]byte(bodies[i]))
+	})
+	p := testProxy(t, nil, portal, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("portal"))
+	for i := range bodies {
+		resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: "/" + strconv.Itoa(i)})
+		require.NoError(t, err)
+		assert.Equal(t, `{"t":"`+Marker+`"}`, string(resp.Body), bodies[i])
+	}
+}
