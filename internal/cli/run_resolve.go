@@ -28,6 +28,12 @@ func resolveID(ctx context.Context, app *App, id string) (*manifest.Plugin, stri
 		for _, p := range r.Problems() {
 			app.warn(p.Error())
 		}
+		// An installed id the home refused (a quarantined copy, a
+		// conflict) names something that failed: exit 1, its problems
+		// said above.
+		if st, err := store.Load(); err == nil && st.Plugins[id] != nil {
+			return nil, "", nil, Exitf(ExitFailed, "installed plugin %q could not be loaded", id)
+		}
 		// The argument names nothing: a usage error, as an unknown tool is.
 		return nil, "", nil, Exitf(ExitUsage, "no document at %q and no installed or bundled plugin with id %q (harness list shows the installed ones)", id, id)
 	}
