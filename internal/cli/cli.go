@@ -78,6 +78,11 @@ func (a *App) Now() (time.Time, error) {
 		if err != nil {
 			return time.Time{}, Exitf(ExitUsage, "HARNESS_NOW %q is not an RFC 3339 time: %v", v, err)
 		}
+		// Stored times are RFC 3339 in UTC, which ends at year 9999; a
+		// day's margin keeps the next check time storable too.
+		if y := t.UTC().Year(); y < 1 || y > 9998 {
+			return time.Time{}, Exitf(ExitUsage, "HARNESS_NOW %q is outside the years 0001 to 9998", v)
+		}
 		return t, nil
 	}
 	return time.Now(), nil
