@@ -71,6 +71,12 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 					drain(resp)
 					return nil, loginRequired(t.svc.Name)
 				}
+				if t.svc != nil {
+					if err := c.absorbHandoff(t, next); err != nil {
+						drain(resp)
+						return nil, err
+					}
+				}
 				if n := c.follow(t, cur, next); n != nil {
 					drain(resp)
 					if hop >= c.p.lim.MaxRedirects {
@@ -252,6 +258,58 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 			return fmt.Errorf("cannot save the refreshed session of %q: %v", t.svc.Name, err)
 		}
 	}
+	return nil
+}
+
+// minHandoffLen is the shortest redirect parameter value taken for a
+// hand-off credential: tickets and tokens are long, page numbers and ids
+// short.
+const minHandoffLen = 16
+
+// absorbHandoff takes the credentials a campus redirect hands on in its
+// Location: single sign-on answers with a ticket or a token in the query
+// (or the fragment) of the next URL, as the portal's hand-off to the card
+// service does ("?token=…", then "?synjones-auth=<JWT>"). Such a value is
+// a session in all but name: every long parameter value of the Location,
+// and of a URL nested in one of them ("targetUrl=https%3A…%3Ftoken%3D…"),
+// is registered with the redactor before the step sees the answer. The
+// proxy still follows the redirect with it when its rules allow; a step
+// sees it only as the marker and can send it nowhere.
+func (c *Call) absorbHandoff(t *target, next *url.URL) error {
+	var fresh []string
+	var collect func(raw string, nest bool)
+	collect = func(raw string, nest bool) {
+		for _, part := range strings.FieldsFunc(raw, func(r rune) bool { return r == '&' || r == ';' }) {
+			_, v, _ := strings.Cut(part, "=")
+			d, err := url.QueryUnescape(v)
+			if err != nil {
+				d = v
+			}
+			if strings.Contains(d, "://") {
+				if u, err := url.Parse(d); err == nil && nest {
+					collect(u.RawQuery, false)
+					collect(u.EscapedFragment(), false)
+				}
+				continue
+			}
+			if len(d) < minHandoffLen || checkSecretValue(d) != nil || c.p.red.knows(d) {
+				continue
+			}
+			fresh = append(fresh, d)
+			if v != d && checkSecretValue(v) == nil {
+				fresh = append(fresh, v)
+			}
+		}
+	}
+	collect(next.RawQuery, true)
+	collect(next.EscapedFragment(), true)
+	if len(fresh) == 0 {
+		return nil
+	}
+	if n := c.refreshed.Add(int64(len(fresh))); n > maxRefreshes {
+		return fmt.Errorf("%w: campus service %q handed on new credentials more than %d times in one call", ErrLimit, t.svc.Name, maxRefreshes)
+	}
+	c.p.red.addAll(fresh, nil)
 	return nil
 }
 
