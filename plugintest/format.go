@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/itchyny/gojq"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
+	"github.com/pkuinfo/harness/steps"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -102,7 +102,7 @@ type Expect struct {
 type Assertion struct {
 	Src       string
 	Pos       diag.Pos
-	Code      *gojq.Code
+	Code      *steps.JQ // hardened as a step's programs are
 	Equals    any
 	HasEquals bool
 }
@@ -677,14 +677,9 @@ func parseAssertion(d *yamlx.Doc, n *yaml.Node, l *diag.List) (Assertion, bool) 
 		return a, false
 	}
 	a.Src = s
-	q, err := gojq.Parse(s)
-	if err != nil {
-		l.Errorf(d.NodePos(src), "jq syntax error: %v", err)
-		return a, false
-	}
-	code, err := gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
-	if err != nil {
-		l.Errorf(d.NodePos(src), "jq: %v", err)
+	lim := steps.DefaultLimits()
+	code := steps.CompileStandalone(s, &lim, d.NodePos(src), l)
+	if code == nil {
 		return a, false
 	}
 	a.Code = code

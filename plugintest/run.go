@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pkuinfo/harness/internal/diag"
@@ -254,7 +256,7 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 		}
 	}
 	var fails []string
-	fails = append(fails, check(c, &out)...)
+	fails = append(fails, check(ctx, c, &out)...)
 	fails = append(fails, checkKV(c, kv)...)
 	fails = append(fails, rp.takeProblems()...)
 	if out.refused == nil && out.err == nil {
@@ -267,7 +269,7 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 }
 
 // check compares the outcome with the case's expectations.
-func check(c *Case, o *outcome) []string {
+func check(ctx context.Context, c *Case, o *outcome) []string {
 	e := c.Expect
 	got := describe(o)
 	switch {
@@ -308,7 +310,7 @@ func check(c *Case, o *outcome) []string {
 		fails = append(fails, "the result differs:\n"+indent(diffLines(pretty(e.Output), pretty(o.value)), "  "))
 	}
 	for _, a := range e.JQ {
-		v, err := first(a, o.value)
+		v, err := first(ctx, a, o.value)
 		switch {
 		case err != nil:
 			fails = append(fails, fmt.Sprintf("jq assertion at %s: %s: %v", a.Pos, a.Src, err))
@@ -321,17 +323,54 @@ func check(c *Case, o *outcome) []string {
 	return fails
 }
 
-// first runs an assertion on the result: its first output.
-func first(a Assertion, v any) (any, error) {
-	it := a.Code.Run(v)
-	x, ok := it.Next()
-	if !ok {
+// first runs an assertion on the result, within the case's time and the
+// step limits (a heap watch stops a program that grows a value without
+// end): its first output.
+func first(ctx context.Context, a Assertion, v any) (any, error) {
+	ctx, stop, grown := watchHeap(ctx, steps.DefaultLimits().HeapBytes)
+	defer stop()
+	x, ok, err := a.Code.Run1(ctx, steps.FromGo(v))
+	switch {
+	case grown():
+		return nil, fmt.Errorf("it grew the process heap over %d bytes", steps.DefaultLimits().HeapBytes)
+	case ctx.Err() != nil:
+		return nil, errors.New("it did not end within the case's time limit")
+	case err != nil:
+		return nil, err
+	case !ok:
 		return nil, errors.New("it gave no result")
 	}
-	if err, isErr := x.(error); isErr {
-		return nil, err
-	}
 	return x, nil
+}
+
+// watchHeap returns a context that is cancelled when the process heap
+// passes limit (sampled as the interpreter's heap watch samples it) and
+// whether that happened.
+func watchHeap(ctx context.Context, limit int64) (context.Context, func(), func() bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	var over atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(interpreter.WatchInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				metrics.Read(sample)
+				if int64(sample[0].Value.Uint64()) > limit {
+					over.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel() }, over.Load
 }
 
 func compact(v any) string {

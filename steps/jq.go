@@ -677,3 +677,23 @@ func mul(l, r any, maxStr, maxDepth int) any {
 	}
 	return runPair(mulCode, l, r)
 }
+
+// CompileStandalone compiles a jq program that sees no variables, hardened
+// as a step's programs are, for a host that runs programs outside a tool
+// (a test case's assertions). Its problems are reported at pos.
+func CompileStandalone(src string, lim *Limits, pos diag.Pos, l *diag.List) *JQ {
+	return compileJQ(src, NewScope(), lim, func(int) diag.Pos { return pos }, l)
+}
+
+// Run1 runs a program compiled by CompileStandalone on v, within ctx: its
+// first result, and whether it gave one.
+func (q *JQ) Run1(ctx context.Context, v any) (any, bool, error) {
+	r, ok := q.code.RunWithContext(ctx, v).Next()
+	if !ok {
+		return nil, false, nil
+	}
+	if err, isErr := r.(error); isErr {
+		return nil, true, jqError(ctx, err)
+	}
+	return r, true, nil
+}
