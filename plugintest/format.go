@@ -310,6 +310,15 @@ func parseCase(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, i int, l *diag.Li
 	return c
 }
 
+// exactValue is a node's value with integers beyond int64 kept exact.
+func exactValue(d *yamlx.Doc, n *yaml.Node, l *diag.List) (any, bool) {
+	v, ok := d.Value(n, l)
+	if !ok {
+		return nil, false
+	}
+	return exactNumbers(n, v), true
+}
+
 func object(d *yamlx.Doc, n *yaml.Node, what string, l *diag.List) map[string]any {
 	if n.Kind != yaml.MappingNode {
 		l.Errorf(d.NodePos(n), "%s must be a mapping, not %s", what, yamlx.Describe(n))
@@ -464,7 +473,7 @@ func parseRequest(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, e *Exchange, l
 	e.Query = values("query")
 	e.Form = values("form")
 	if x, ok := m.Get("json"); ok {
-		v, ok := d.Value(x.Value, l)
+		v, ok := exactValue(d, x.Value, l)
 		good = good && ok
 		e.JSON, e.HasJSON = normalize(v), true
 	}
@@ -517,7 +526,7 @@ func parseResponse(d *yamlx.Doc, n *yaml.Node, r *Response, l *diag.List) bool {
 	switch {
 	case hasJSON:
 		x, _ := m.Get("json")
-		v, ok := d.Value(x.Value, l)
+		v, ok := exactValue(d, x.Value, l)
 		if !ok {
 			return false
 		}
@@ -579,7 +588,7 @@ func parseExpect(d *yamlx.Doc, n *yaml.Node, e *Expect, l *diag.List) bool {
 	}
 	good := true
 	if x, ok := m.Get("output"); ok {
-		v, ok := d.Value(x.Value, l)
+		v, ok := exactValue(d, x.Value, l)
 		good = good && ok
 		e.Output, e.HasOutput = normalize(v), true
 	}
@@ -618,6 +627,7 @@ func parseExpect(d *yamlx.Doc, n *yaml.Node, e *Expect, l *diag.List) bool {
 		if e.KV = object(d, x.Value, "expect.kv", l); e.KV == nil {
 			good = false
 		} else {
+			exactNumbers(x.Value, e.KV)
 			for k, v := range e.KV {
 				e.KV[k] = normalize(v)
 			}
@@ -665,7 +675,7 @@ func parseAssertion(d *yamlx.Doc, n *yaml.Node, l *diag.List) (Assertion, bool) 
 		}
 		src = x.Value
 		if y, ok := m.Get("equals"); ok {
-			v, ok := d.Value(y.Value, l)
+			v, ok := exactValue(d, y.Value, l)
 			if !ok {
 				return a, false
 			}

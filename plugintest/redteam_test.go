@@ -58,3 +58,44 @@ func TestRedteamAssertionsAreBounded(t *testing.T) {
 		})
 	}
 }
+
+// An expected number matches only the same number: integers beyond a
+// float's precision compare digit for digit, in output, equals, the store
+// and a request's JSON body, and a recorded response serves them exactly.
+func TestRedteamLargeIntegersCompareExactly(t *testing.T) {
+	ret := `{id: 9007199254740993, big: 123456789012345678901234567890}`
+	for name, tc := range map[string]struct {
+		expect string
+		pass   bool
+	}{
+		"output, last digit off":   {"output: {id: 9007199254740992, big: 123456789012345678901234567890}", false},
+		"output, big off":          {"output: {id: 9007199254740993, big: 123456789012345678901234567891}", false},
+		"output, exact":            {"output: {id: 9007199254740993, big: 123456789012345678901234567890}", true},
+		"equals, last digit off":   {"jq: [{expr: .id, equals: 9007199254740992}]", false},
+		"equals, exact":            {"jq: [{expr: .big, equals: 123456789012345678901234567890}]", true},
+		"equals, small as a float": {"jq: [{expr: .id - .id, equals: 0.0}]", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep := runWithin(t, oneTool(ret, "cases:\n  - tool: one\n    expect:\n      "+tc.expect+"\n"), 10*time.Second)
+			require.False(t, rep.Problems.HasErrors(), rep.Problems.Error())
+			require.Len(t, rep.Cases, 1)
+			require.Equal(t, tc.pass, rep.OK(), "%v", rep.Cases[0].Failures)
+		})
+	}
+
+	// A recorded response and a request's JSON body keep every digit.
+	files := manifest.Files{
+		"PLUGIN.md": []byte("---\nid: rt\nname: RT\ndescription: d\nversion: 1.0.0\naccess:\n  campus: [portal]\n---\nx\n"),
+		"tools/one.yaml": []byte("description: one\neffect: write\nsteps:\n" +
+			"  - request: {service: portal, method: POST, path: /a, json: {n: '${ 9007199254740993 }'}}\n" +
+			"  - return: .body\n"),
+	}
+	for want, pass := range map[string]bool{"9007199254740993": true, "9007199254740992": false} {
+		files["tests/t.yaml"] = []byte("cases:\n  - tool: one\n    exchanges:\n      - request: {method: POST, path: /a, json: {n: " + want + "}}\n" +
+			"        response: {json: {n: 9007199254740993}}\n    expect:\n      output: {n: 9007199254740993}\n")
+		rep := runWithin(t, files, 10*time.Second)
+		require.False(t, rep.Problems.HasErrors(), rep.Problems.Error())
+		require.Len(t, rep.Cases, 1)
+		require.Equal(t, pass, rep.OK(), "%s: %v", want, rep.Cases[0].Failures)
+	}
+}

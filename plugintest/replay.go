@@ -276,6 +276,7 @@ func (r *replay) checkBody(e *Exchange, req *http.Request, body []byte) {
 	if e.HasJSON {
 		var got any
 		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
 		if err := dec.Decode(&got); err != nil {
 			r.problem("the request answered by the exchange at %s has no JSON body: %v", at, err)
 			return

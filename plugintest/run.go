@@ -2,7 +2,6 @@ package plugintest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -250,7 +249,7 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 			break
 		}
 		out.result = res
-		if err := json.Unmarshal(res.JSON, &out.value); err != nil {
+		if out.value, err = decodeJSON(res.JSON); err != nil {
 			out.err = fmt.Errorf("the result is not JSON: %v", err)
 			out.result = nil
 		}
@@ -438,7 +437,10 @@ func checkKV(c *Case, kv *steps.MemKV) []string {
 		var got any
 		if ok {
 			b, err := steps.Encode(v, 256)
-			if err != nil || json.Unmarshal(b, &got) != nil {
+			if err == nil {
+				got, err = decodeJSON(b)
+			}
+			if err != nil {
 				out = append(out, fmt.Sprintf("the store's key %q does not hold JSON", k))
 				continue
 			}
