@@ -627,6 +627,10 @@ func parseExpect(d *yamlx.Doc, n *yaml.Node, e *Expect, l *diag.List) bool {
 		if e.KV = object(d, x.Value, "expect.kv", l); e.KV == nil {
 			good = false
 		} else {
+			if len(e.KV) == 0 {
+				l.Errorf(d.NodePos(x.Value), "expect.kv lists no key: it would assert nothing")
+				good = false
+			}
 			exactNumbers(x.Value, e.KV)
 			for k, v := range e.KV {
 				e.KV[k] = normalize(v)
@@ -636,6 +640,9 @@ func parseExpect(d *yamlx.Doc, n *yaml.Node, e *Expect, l *diag.List) bool {
 	if x, ok := m.Get("jq"); ok {
 		if x.Value.Kind != yaml.SequenceNode {
 			l.Errorf(d.NodePos(x.Value), "jq must be a list of assertions: a jq condition, or {expr: PROGRAM, equals: VALUE}")
+			good = false
+		} else if len(x.Value.Content) == 0 {
+			l.Errorf(d.NodePos(x.Value), "jq lists no assertion: it would assert nothing")
 			good = false
 		} else {
 			for _, an := range x.Value.Content {

@@ -99,3 +99,19 @@ func TestRedteamLargeIntegersCompareExactly(t *testing.T) {
 		require.Equal(t, pass, rep.OK(), "%s: %v", want, rep.Cases[0].Failures)
 	}
 }
+
+// An expectation that asserts nothing is an error of the test file, not a
+// case that passes on any result.
+func TestRedteamEmptyExpectationsRefused(t *testing.T) {
+	for expect, want := range map[string]string{
+		"{jq: []}":               "tests/t.yaml:3:18: jq lists no assertion",
+		"{kv: {}}":               "tests/t.yaml:3:18: expect.kv lists no key",
+		"{output: 1, kv: {}}":    "tests/t.yaml:3:29: expect.kv lists no key",
+		"{status: done, jq: []}": "tests/t.yaml:3:32: jq lists no assertion",
+	} {
+		rep := runWithin(t, oneTool("1", "cases:\n  - tool: one\n    expect: "+expect+"\n"), 10*time.Second)
+		require.True(t, rep.Problems.HasErrors(), "%s ran: %v", expect, rep.Cases)
+		require.Contains(t, rep.Problems.Error(), want, expect)
+		require.False(t, rep.OK())
+	}
+}

@@ -103,6 +103,8 @@ func TestSchemaRefusesBadTests(t *testing.T) {
 		`{cases: [{tool: a, expect: {error: x, refused: any}}]}`,
 		`{cases: [{tool: a, expect: {status: Login}}]}`,
 		`{cases: [{tool: a, expect: {jq: [{equals: 1}]}}]}`,
+		`{cases: [{tool: a, expect: {jq: []}}]}`,
+		`{cases: [{tool: a, expect: {kv: {}}}]}`,
 		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a}}]}]}`,
 		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: "/a?b=1"}, response: {}}]}]}`,
 		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a, query: {p: [1]}}, response: {}}]}]}`,
