@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,4 +128,51 @@ func TestConformanceLintPositions(t *testing.T) {
 			check(t, r.stderr, "PLUGIN.md", 9)
 		})
 	}
+}
+
+// Every problem lint finds is one FILE:LINE:COL: message line, FILE
+// relative to PATH, whether it is in a file's text or in the files
+// themselves (a stray file, a symbolic link, a file over the limit).
+func TestConformanceLintFileProblemsArePositioned(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	plugin := "---\nid: files\nname: F\ndescription: d\nversion: 1.0.0\n---\nx\n"
+	tool := "description: t\neffect: read\nsteps:\n  - return: '1'\n"
+	for name, tc := range map[string]struct {
+		setup func(dir string)
+		want  string
+	}{
+		"stray file in tools": {func(dir string) { writeFiles(t, dir, map[string]string{"tools/notes.txt": "x"}) }, "tools/notes.txt:1:1: "},
+		"test in a subfolder": {func(dir string) {
+			writeFiles(t, dir, map[string]string{"tests/sub/a.yaml": "cases:\n  - tool: t\n    expect: {output: 2}\n"})
+		}, "tests/sub/a.yaml:1:1: "},
+		"symbolic link": {func(dir string) {
+			require.NoError(t, os.Symlink(filepath.Join(dir, "tools", "t.yaml"), filepath.Join(dir, "tools", "l.yaml")))
+		}, "tools/l.yaml:1:1: "},
+		"file over the limit": {func(dir string) {
+			writeFiles(t, dir, map[string]string{"big.txt": strings.Repeat("a", 1<<20+1)})
+		}, "big.txt:1:1: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": plugin, "tools/t.yaml": tool})
+			tc.setup(doc)
+			r := harness(t, home, nil, "lint", doc)
+			require.Equal(t, 1, r.code, r.stderr)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			for _, ln := range lines {
+				require.Regexp(t, diagLine, ln)
+			}
+			require.True(t, strings.HasPrefix(r.stderr, tc.want), r.stderr)
+		})
+	}
+	// A single PLUGIN.md over the limit: FILE is the name given.
+	dir := writeFiles(t, t.TempDir(), map[string]string{"doc.md": plugin + strings.Repeat("a", 1<<20)})
+	r := harness(t, home, nil, "lint", filepath.Join(dir, "doc.md"))
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Regexp(t, diagLine, strings.TrimSpace(r.stderr))
+	require.True(t, strings.HasPrefix(r.stderr, "doc.md:1:1: "), r.stderr)
+	// A PATH that does not exist is not a document: a plain message.
+	r = harness(t, home, nil, "lint", filepath.Join(dir, "nothing"))
+	require.Equal(t, 1, r.code, r.stderr)
+	require.NotEmpty(t, r.stderr)
 }

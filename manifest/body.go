@@ -79,12 +79,20 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 		if len(info) < 2 {
 			return ast.WalkContinue, nil
 		}
-		lang, ok := blockKinds[info[1]]
-		if !ok {
-			return ast.WalkContinue, nil
-		}
 		infoPos := posOf(fc.Info.Segment.Start)
 		infoPos.Col = 1
+		lang, ok := blockKinds[info[1]]
+		if !ok {
+			// "yaml tests x", "yaml Tool x": a block meant as a test or a
+			// tool that would silently stay instructions.
+			lg := strings.ToLower(info[0])
+			kind := strings.TrimSuffix(strings.ToLower(info[1]), "s")
+			if want, near := blockKinds[kind]; near && (lg == "yaml" || lg == "yml" || lg == "json") {
+				l.Errorf(infoPos, "a %q block is not read: a %s block's info string is \"%s %s NAME\"", strings.Join(info, " "), kind, want, kind)
+				return ast.WalkSkipChildren, nil
+			}
+			return ast.WalkContinue, nil
+		}
 		lg := strings.ToLower(info[0])
 		if lg == "yml" {
 			lg = "yaml"

@@ -143,6 +143,16 @@ func counts(rel string) bool {
 	return true
 }
 
+// A FileError is a problem with one file of a document: File is its path
+// relative to the document (a single file's base name).
+type FileError struct {
+	File string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
 // ReadDir reads a document from disk: a folder (every regular file that
 // counts) or a single file (read as PLUGIN.md). Limits are checked before
 // reading: a huge file fails fast. Symbolic links and other special files
@@ -154,10 +164,10 @@ func ReadDir(p string) (Files, error) {
 	}
 	if !st.IsDir() {
 		if !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s is not a regular file", p)
+			return nil, &FileError{filepath.Base(p), fmt.Errorf("%s is not a regular file", p)}
 		}
 		if st.Size() > MaxFileBytes {
-			return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d", filepath.Base(p), st.Size(), MaxFileBytes)
+			return nil, &FileError{filepath.Base(p), fmt.Errorf("%s is %d bytes, more than the limit of %d", filepath.Base(p), st.Size(), MaxFileBytes)}
 		}
 		b, err := readLimited(p, MaxFileBytes)
 		if err != nil {
@@ -192,13 +202,13 @@ func ReadDir(p string) (Files, error) {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symbolic link; documents hold regular files only", rel)
+			return &FileError{rel, fmt.Errorf("%s is a symbolic link; documents hold regular files only", rel)}
 		}
 		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", rel)
+			return &FileError{rel, fmt.Errorf("%s is not a regular file", rel)}
 		}
 		if err := CheckPath(rel); err != nil {
-			return err
+			return &FileError{rel, err}
 		}
 		if len(files) >= MaxFiles {
 			return fmt.Errorf("the document has more than %d files", MaxFiles)
@@ -208,7 +218,7 @@ func ReadDir(p string) (Files, error) {
 			return err
 		}
 		if info.Size() > MaxFileBytes {
-			return fmt.Errorf("%s is %d bytes, more than the limit of %d", rel, info.Size(), MaxFileBytes)
+			return &FileError{rel, fmt.Errorf("%s is %d bytes, more than the limit of %d", rel, info.Size(), MaxFileBytes)}
 		}
 		if total += int(info.Size()); total > MaxTotalBytes {
 			return fmt.Errorf("the document's files hold more than %d bytes", MaxTotalBytes)

@@ -48,7 +48,7 @@ func Parse(files Files) (*Plugin, diag.List) {
 	p := &Plugin{Files: files, Widgets: map[string][]byte{}, KeyPos: map[string]diag.Pos{}}
 	defer l.Sort()
 	if err := files.Check(); err != nil {
-		l.Errorf(diag.Pos{File: "PLUGIN.md"}, "%v", err)
+		l.Errorf(diag.Pos{File: "PLUGIN.md", Line: 1, Col: 1}, "%v", err)
 		return p, l
 	}
 	src := files["PLUGIN.md"]
@@ -71,20 +71,32 @@ func Parse(files Files) (*Plugin, diag.List) {
 		case dir == "tools/":
 			ext := path.Ext(base)
 			if ext != ".yaml" && ext != ".yml" {
-				l.Errorf(diag.Pos{File: name}, "tools/ holds only NAME.yaml files")
+				l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "tools/ holds only NAME.yaml files")
 				continue
 			}
 			d := yamlx.Parse(name, files[name], 1, nil, yamlx.Limits{MaxBytes: MaxToolBytes, MaxKeys: 20000, MaxDepth: 24}, &l)
 			blocks = append(blocks, &Block{Kind: "tool", Name: strings.TrimSuffix(base, ext), Doc: d, Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
 		case dir == "widgets/":
 			if path.Ext(base) != ".json" {
-				l.Errorf(diag.Pos{File: name}, "widgets/ holds only NAME.json files")
+				l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "widgets/ holds only NAME.json files")
 				continue
 			}
 			blocks = append(blocks, &Block{Kind: "widget", Name: strings.TrimSuffix(base, ".json"), Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
-		case strings.HasPrefix(name, "tests/") && (path.Ext(base) == ".yaml" || path.Ext(base) == ".yml") && dir == "tests/":
+		case dir == "tests/" && (path.Ext(base) == ".yaml" || path.Ext(base) == ".yml"):
 			d := yamlx.Parse(name, files[name], 1, nil, yamlx.Limits{MaxBytes: MaxFileBytes, MaxKeys: 50000, MaxDepth: 40}, &l)
 			blocks = append(blocks, &Block{Kind: "test", Name: strings.TrimSuffix(base, path.Ext(base)), Doc: d, Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
+		// A file the engine would not read must not look read: a test case
+		// in a subfolder would never run, a tool would never be offered.
+		case strings.HasPrefix(name, "tools/"):
+			l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "tools/ holds only NAME.yaml files, no folders")
+		case strings.HasPrefix(name, "widgets/"):
+			l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "widgets/ holds only NAME.json files, no folders")
+		case strings.HasPrefix(name, "tests/"):
+			if ext := strings.ToLower(path.Ext(base)); ext == ".yaml" || ext == ".yml" {
+				l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "tests/ holds only NAME.yaml files (lower-case .yaml or .yml, no folders): this file's cases would never run")
+			} else {
+				l.Warnf(diag.Pos{File: name, Line: 1, Col: 1}, "this file is not read: test files are tests/NAME.yaml")
+			}
 		}
 	}
 	seenTool := map[string]diag.Pos{}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -60,7 +61,11 @@ func newLintCmd(app *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, l, err := loadLocal(args[0])
 			if err != nil {
-				return Exit(ExitFailed, err)
+				rl, ok := readProblem(args[0], err)
+				if !ok {
+					return Exit(ExitFailed, err)
+				}
+				l = rl
 			}
 			if asJSON {
 				enc := json.NewEncoder(app.Stdout)
@@ -81,4 +86,26 @@ func newLintCmd(app *App) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON on stdout")
 	return cmd
+}
+
+// readProblem turns a document that cannot be read as a whole (a symbolic
+// link, a file over the limit, too many files) into a problem at
+// FILE:1:1, FILE relative to PATH, as every other problem is printed. A
+// PATH that does not exist is not a document: ok is false.
+func readProblem(path string, err error) (diag.List, bool) {
+	st, serr := os.Stat(path)
+	if serr != nil {
+		return diag.List{}, false
+	}
+	file := fetch.DocumentName
+	if !st.IsDir() {
+		file = filepath.Base(path)
+	}
+	var fe *manifest.FileError
+	if errors.As(err, &fe) {
+		file = fe.File
+	}
+	var l diag.List
+	l.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "%v", err)
+	return l, true
 }
