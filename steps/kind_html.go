@@ -145,7 +145,11 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	}
 	root, err := html.ParseWithOptions(strings.NewReader(text))
 	if err != nil {
-		return nil, fmt.Errorf("html: %v", err)
+		if strings.Contains(err.Error(), "open stack of elements") {
+			// The parser's own bound on nesting, past any htmlDepth.
+			return nil, &LimitError{Limit: "htmlDepth", Max: int64(f.Limits.HTMLDepth), What: "the document's nesting"}
+		}
+		return nil, fmt.Errorf("the page cannot be parsed: %v", err)
 	}
 	if err := checkTree(root, f.Limits); err != nil {
 		return nil, err
