@@ -4,6 +4,7 @@ package e2e
 // positions, driven through the built binary.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -175,4 +176,53 @@ func TestConformanceLintFileProblemsArePositioned(t *testing.T) {
 	r = harness(t, home, nil, "lint", filepath.Join(dir, "nothing"))
 	require.Equal(t, 1, r.code, r.stderr)
 	require.NotEmpty(t, r.stderr)
+}
+
+// The skeleton's smaller promises: method defaults to GET, jq gives its
+// first result, an html field is the first match inside its element (its
+// attribute too), an id may have 40 characters and no more.
+func TestConformanceStepDetails(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	s := newSite(t)
+	services := servicesFile(t, "portal", s.srv.URL)
+	id := "a" + strings.Repeat("b", 39)
+	doc := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": auditDoc(id, "1.0.0", "requires: [campus-session]\naccess:\n  campus: [portal]\n"),
+		"tools/d.yaml": `description: details
+effect: read
+steps:
+  - request: {service: portal, path: /json/rooms}
+    as: res
+  - jq: '.body.rooms[] | .name'
+    as: first
+  - html: {from: '"<ul><li><a href=/1>one</a><a href=/2>two</a></li><li><span>x</span></li></ul>"', select: li, fields: {a: a, href: {select: a, attr: href}}}
+    as: rows
+  - return: '{first: $first, rows: $rows, status: $res.status}'
+`,
+	})
+	r := harness(t, home, nil, "run", doc, "d", "--services", services)
+	require.Equal(t, 0, r.code, r.stderr)
+	var out struct {
+		First  string
+		Rows   []map[string]any
+		Status int
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+	require.Equal(t, "101", out.First, "the first of the program's results")
+	require.Equal(t, 200, out.Status)
+	require.Len(t, out.Rows, 2)
+	require.Equal(t, "one", out.Rows[0]["a"], "the first match inside the element")
+	require.Equal(t, "/1", out.Rows[0]["href"])
+	got := s.requests()
+	require.Len(t, got, 1)
+	require.Equal(t, "GET", got[0].Method, "method defaults to GET")
+
+	long := writeFiles(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":    auditDoc(id+"c", "1.0.0", ""),
+		"tools/d.yaml": "description: d\neffect: read\nsteps:\n  - return: '1'\n",
+	})
+	r = harness(t, home, nil, "lint", long)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stderr, "PLUGIN.md:2:5: "), r.stderr)
 }
