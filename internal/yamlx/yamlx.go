@@ -301,7 +301,7 @@ func (d *Doc) lineStarts() []int {
 // lineCount is the number of lines of the text (a last line without a
 // line break counts).
 func (d *Doc) lineCount() int {
-	n := bytes.Count(d.Src, []byte("\n"))
+	n := len(d.lineStarts()) - 1 // the line breaks
 	if len(d.Src) > 0 && d.Src[len(d.Src)-1] != '\n' {
 		n++
 	}
