@@ -351,7 +351,11 @@ func Parse(file string, src []byte, first int, lines []LineMap, lim Limits, l *d
 			return d // empty text
 		}
 		line, msg := syntaxError(err)
-		l.Errorf(d.Pos(line, 1), "%s", msg)
+		col := 1
+		if strings.Contains(msg, "tab character") {
+			line, col = d.tabAt(line)
+		}
+		l.Errorf(d.Pos(line, col), "%s", msg)
 		return d
 	}
 	var second yaml.Node
@@ -412,6 +416,20 @@ func flowTooDeep(src []byte, max int) (int, bool) {
 }
 
 var lineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// tabAt finds the tab the YAML reader refused: the parser names the line
+// before it, so it is the first tab in the leading blanks of a line from
+// there on.
+func (d *Doc) tabAt(line int) (int, int) {
+	for ln := max(line, 1); ln <= d.lineCount(); ln++ {
+		t := d.lineText(ln)
+		lead := len(t) - len(strings.TrimLeft(t, " \t"))
+		if i := strings.IndexByte(t[:lead], '\t'); i >= 0 {
+			return ln, i + 1
+		}
+	}
+	return line, 1
+}
 
 func syntaxError(err error) (int, string) {
 	msg := err.Error()
