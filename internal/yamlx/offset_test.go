@@ -93,8 +93,8 @@ func TestOffsetPosManyProblemsInOneScalar(t *testing.T) {
 // and column (the YAML reader names the line before it).
 func TestTabPosition(t *testing.T) {
 	for src, want := range map[string]string{
-		"a: 1\nb: 2\n\tc: 3\n":                "f.yaml:3:1: YAML syntax error: found a tab character that violates indentation",
-		"a: 1\nb:\n  - 1\n  \t- 2\n":          "f.yaml:4:3: ",
+		"a: 1\nb: 2\n\tc: 3\n":               "f.yaml:3:1: YAML syntax error: found a tab character that violates indentation",
+		"a: 1\nb:\n  - 1\n  \t- 2\n":         "f.yaml:4:3: ",
 		"description: d\nsteps:\n\t# note\n": "f.yaml:3:1: ",
 	} {
 		_, l := parse(t, src)
