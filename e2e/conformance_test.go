@@ -226,3 +226,33 @@ steps:
 	require.Equal(t, 1, r.code, r.stderr)
 	require.True(t, strings.HasPrefix(r.stderr, "PLUGIN.md:2:5: "), r.stderr)
 }
+
+// harness test never reports a pass that did not happen: a case file the
+// runner would not read makes the document invalid, an empty expectation
+// is refused, and an integer off by one in its last digit fails.
+func TestConformanceTestCommandNoFalsePass(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	base := map[string]string{
+		"PLUGIN.md":      auditDoc("no-false-pass", "1.0.0", ""),
+		"tools/one.yaml": "description: one\neffect: read\nsteps:\n  - return: '{id: 9007199254740993}'\n",
+	}
+	for name, extra := range map[string]map[string]string{
+		"case file in a subfolder": {"tests/ok.yaml": "cases:\n  - tool: one\n    expect: {jq: ['.id > 0']}\n", "tests/more/wrong.yaml": "cases:\n  - tool: one\n    expect: {output: 2}\n"},
+		"upper-case extension":     {"tests/ok.yaml": "cases:\n  - tool: one\n    expect: {jq: ['.id > 0']}\n", "tests/wrong.YML": "cases:\n  - tool: one\n    expect: {output: 2}\n"},
+		"empty jq list":            {"tests/t.yaml": "cases:\n  - tool: one\n    expect: {jq: []}\n"},
+		"last digit off":           {"tests/t.yaml": "cases:\n  - tool: one\n    expect: {output: {id: 9007199254740992}}\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := writeFiles(t, t.TempDir(), base)
+			writeFiles(t, doc, extra)
+			r := harness(t, home, nil, "test", doc)
+			require.Equal(t, 1, r.code, "%s%s", r.stdout, r.stderr)
+			require.NotContains(t, r.stdout, "ok ")
+		})
+	}
+	doc := writeFiles(t, t.TempDir(), base)
+	writeFiles(t, doc, map[string]string{"tests/t.yaml": "cases:\n  - tool: one\n    expect: {output: {id: 9007199254740993}}\n"})
+	r := harness(t, home, nil, "test", doc)
+	require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
+}
