@@ -154,11 +154,14 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	if err := checkTree(root, f.Limits); err != nil {
 		return nil, err
 	}
-	doc := goquery.NewDocumentFromNode(root)
-	matches := doc.FindMatcher(s.sel)
-	if matches.Length() > f.Limits.Items {
-		return nil, &LimitError{Limit: "items", Max: int64(f.Limits.Items), What: fmt.Sprintf("%d matched elements", matches.Length())}
+	nodes, err := matchNodes(ctx, root, s.sel, false)
+	if err != nil {
+		return nil, err
 	}
+	if len(nodes) > f.Limits.Items {
+		return nil, &LimitError{Limit: "items", Max: int64(f.Limits.Items), What: fmt.Sprintf("%d matched elements", len(nodes))}
+	}
+	matches := goquery.NewDocumentFromNode(root).Selection.FindNodes(nodes...)
 	out := make([]any, 0, matches.Length())
 	var ferr error
 	budget := 16 * f.Limits.Items // values all fields may extract
@@ -174,7 +177,12 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 		for _, fd := range s.fields {
 			target := el
 			if fd.has {
-				target = el.FindMatcher(fd.sel)
+				found, err := matchNodes(ctx, el.Nodes[0], fd.sel, !fd.all)
+				if err != nil {
+					ferr = err
+					return false
+				}
+				target = el.FindNodes(found...)
 			}
 			if fd.all {
 				if budget -= target.Length(); budget < 0 {
@@ -197,6 +205,38 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	})
 	if ferr != nil {
 		return nil, ferr
+	}
+	return out, nil
+}
+
+// matchNodes lists the elements under root that sel matches, in document
+// order (only the first when first is set), checking ctx between elements:
+// one selector can cost time quadratic in a page's width (a sibling
+// combinator over positional pseudo-classes), and the call's deadline must
+// still stop it.
+func matchNodes(ctx context.Context, root *html.Node, sel cascadia.Selector, first bool) ([]*html.Node, error) {
+	var out []*html.Node
+	stack := []*html.Node{}
+	for c := root.LastChild; c != nil; c = c.PrevSibling {
+		stack = append(stack, c)
+	}
+	for i := 0; len(stack) > 0; i++ {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if n.Type == html.ElementNode && sel.Match(n) {
+			out = append(out, n)
+			if first {
+				break
+			}
+		}
+		for c := n.LastChild; c != nil; c = c.PrevSibling {
+			stack = append(stack, c)
+		}
 	}
 	return out, nil
 }
