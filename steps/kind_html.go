@@ -69,6 +69,10 @@ func (c *Compiler) CompileSelector(n *yaml.Node, what string) cascadia.Selector 
 		c.Errorf(n, "%s: CSS selector %q nests :has, whose matching cost can explode", what, s)
 		return nil
 	}
+	if siblingInHas(s) {
+		c.Errorf(n, "%s: CSS selector %q puts a ~ combinator inside :has, whose matching cost can explode", what, s)
+		return nil
+	}
 	return sel
 }
 
@@ -92,6 +96,29 @@ func selectorCost(s string) int {
 	cost += 8 * len(hasRE.FindAllStringIndex(s, -1))
 	cost += 2 * strings.Count(s, ":not(")
 	return cost
+}
+
+// siblingInHas reports a general sibling combinator (~, not the attribute
+// operator ~=) inside a :has argument: :has tries its argument on every
+// descendant and ~ walks every earlier sibling of each, in one match that
+// no deadline can interrupt.
+func siblingInHas(s string) bool {
+	for _, m := range hasRE.FindAllStringIndex(s, -1) {
+		depth := 1
+		for i := m[1]; i < len(s) && depth > 0; i++ {
+			switch s[i] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case '~':
+				if i+1 >= len(s) || s[i+1] != '=' {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func nestedHas(s string) bool {
