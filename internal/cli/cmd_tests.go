@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/plugintest"
@@ -74,6 +75,7 @@ FILE:LINE:COL and a diff. Exit 0 when every case of every document passes, 1 oth
 					ok = false
 					continue
 				}
+				renameSingleFile(rep, path)
 				rep.Write(app.Stdout, verbose)
 				ok = ok && rep.OK()
 			}
@@ -110,4 +112,30 @@ func looksLikeDocument(path string) bool {
 	n, _ := io.ReadFull(f, head)
 	h := strings.TrimPrefix(string(head[:n]), "\ufeff")
 	return strings.HasPrefix(h, "---\n") || strings.HasPrefix(h, "---\r")
+}
+
+// renameSingleFile names a single-file document's positions by the file's
+// own name, as lint does (FILE relative to PATH).
+func renameSingleFile(rep *plugintest.Report, path string) {
+	st, err := os.Stat(path)
+	if err != nil || st.IsDir() {
+		return
+	}
+	name := filepath.Base(path)
+	if name == fetch.DocumentName {
+		return
+	}
+	for i := range rep.Problems.Items {
+		if rep.Problems.Items[i].Pos.File == fetch.DocumentName {
+			rep.Problems.Items[i].Pos.File = name
+		}
+	}
+	for i := range rep.Cases {
+		if rep.Cases[i].File == fetch.DocumentName {
+			rep.Cases[i].File = name
+		}
+		if rep.Cases[i].Pos.File == fetch.DocumentName {
+			rep.Cases[i].Pos.File = name
+		}
+	}
 }
