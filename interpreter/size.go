@@ -2,51 +2,9 @@ package interpreter
 
 import "github.com/pkuinfo/harness/steps"
 
-// jsonOver reports whether the JSON text of v (as steps.Encode writes it)
-// is certainly longer than max bytes. It adds up a lower bound of the text
-// (a string's bytes and quotes, a byte per number, brackets, commas,
-// colons) and stops as soon as the sum passes max, so its cost is at most
-// about max whatever v is: a value that holds one part many times over (the
-// same 8 MiB string in a list of thousands, an array holding the one before
-// it twice at each of 40 levels) is small in memory, enormous as text, and
-// no encoder, redactor or cut may be run on it whole, since neither the
-// deadline nor the heap watch can stop them. Below maxDepth levels it
-// looks no further: Encode refuses such a value for its nesting.
-func jsonOver(v any, maxDepth, max int) bool {
-	n := 0
-	return !jsonWithin(v, maxDepth, &n, max)
-}
-
-func jsonWithin(v any, left int, n *int, max int) bool {
-	switch x := v.(type) {
-	case string:
-		*n += len(x) + 2
-	case []any:
-		*n += 2 + len(x)
-		if left <= 0 || *n > max {
-			break
-		}
-		for _, e := range x {
-			if !jsonWithin(e, left-1, n, max) {
-				return false
-			}
-		}
-	case map[string]any:
-		*n += 2 + len(x)
-		if left <= 0 || *n > max {
-			break
-		}
-		for k, e := range x {
-			*n += len(k) + 3
-			if !jsonWithin(e, left-1, n, max) {
-				return false
-			}
-		}
-	default:
-		*n++
-	}
-	return *n <= max
-}
+// jsonOver reports whether v's JSON text is certainly over max bytes (see
+// steps.JSONOver).
+func jsonOver(v any, maxDepth, max int) bool { return steps.JSONOver(v, maxDepth, max) }
 
 // maxResultBytes bounds the JSON text of a result before it is redacted
 // and cut: stringBytes, or four times the output limit (the most bytes a

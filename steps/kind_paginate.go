@@ -111,7 +111,7 @@ func (s *paginateStep) Run(ctx context.Context, f *Frame) (any, error) {
 		if s.budget > 0 && time.Since(began) >= s.budget {
 			break
 		}
-		key, err := Encode(cursor, f.Limits.Depth)
+		key, err := EncodeWithin(cursor, f.Limits.Depth, f.Limits.StringBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -338,7 +338,7 @@ func (s *requestStep) build(ctx context.Context, f *Frame, v any) (*Request, err
 		if err != nil {
 			return nil, fmt.Errorf("json: %w", err)
 		}
-		if r.Body, err = Encode(val, f.Limits.Depth); err != nil {
+		if r.Body, err = EncodeWithin(val, f.Limits.Depth, f.Limits.StringBytes); err != nil {
 			return nil, fmt.Errorf("json: %w", err)
 		}
 		r.ContentType = "application/json"

@@ -75,12 +75,16 @@ func (s *FileKV) Set(key string, v any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v != nil {
+		tooLarge := &LimitError{Limit: "kvValueBytes", Max: int64(s.lim.KVValueBytes), What: "the stored value"}
+		if JSONOver(v, s.lim.Depth, s.lim.KVValueBytes) {
+			return tooLarge
+		}
 		b, err := Encode(v, s.lim.Depth)
 		if err != nil {
 			return err
 		}
 		if len(b) > s.lim.KVValueBytes {
-			return &LimitError{Limit: "kvValueBytes", Max: int64(s.lim.KVValueBytes), What: "the stored value"}
+			return tooLarge
 		}
 	}
 	m, err := s.load()

@@ -79,3 +79,29 @@ func TestFileKVCommunityApart(t *testing.T) {
 	_, ok, _ = official.Get("mine")
 	assert.False(t, ok)
 }
+
+// A value that shares its parts (one list held twice at each of 40
+// levels: small in memory, 2^40 leaves as JSON) is refused by the store
+// for its size before it is encoded, and the file is left as it was.
+func TestFileKVSharedPartsRefused(t *testing.T) {
+	home := t.TempDir()
+	kv, err := steps.OpenKV(home, "canteen", false, steps.DefaultLimits())
+	require.NoError(t, err)
+	require.NoError(t, kv.Set("a", 1))
+	var v any = 1.0
+	for range 40 {
+		v = []any{v, v}
+	}
+	err = kv.Set("b", v)
+	var le *steps.LimitError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "kvValueBytes", le.Limit)
+	b, err := os.ReadFile(filepath.Join(home, "kv", "canteen.json"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":1}`, string(b))
+
+	_, err = steps.Encode(v, 256)
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "stringBytes", le.Limit)
+	assert.EqualValues(t, steps.MaxEncodeBytes, le.Max)
+}

@@ -163,7 +163,7 @@ func (t *Template) Render(ctx context.Context, f *Frame, v any) (string, error) 
 		if err != nil {
 			return "", fmt.Errorf("in ${ %s }: %w", strings.TrimSpace(p.q.Src), err)
 		}
-		s, err := textOf(x, f.Limits.Depth)
+		s, err := textOf(x, f.Limits.Depth, f.Limits.StringBytes)
 		if err != nil {
 			return "", err
 		}
@@ -185,15 +185,16 @@ func (t *Template) Render(ctx context.Context, f *Frame, v any) (string, error) 
 	return b.String(), nil
 }
 
-// textOf renders a value as text: strings as they are, others as JSON.
-func textOf(x any, depth int) (string, error) {
+// textOf renders a value as text: strings as they are, others as JSON of
+// at most max bytes.
+func textOf(x any, depth, max int) (string, error) {
 	switch x := x.(type) {
 	case string:
 		return x, nil
 	case nil:
 		return "null", nil
 	}
-	b, err := Encode(x, depth)
+	b, err := EncodeWithin(x, depth, max)
 	if err != nil {
 		return "", err
 	}

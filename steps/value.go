@@ -264,14 +264,74 @@ func fromGo(v any) any {
 	return v
 }
 
+// MaxEncodeBytes bounds the JSON text Encode writes: a value whose text
+// would be longer is refused before any of it is written.
+const MaxEncodeBytes = 64 << 20
+
 // Encode renders a jq value as compact JSON with sorted keys, after checking
-// its nesting (encoders recurse) and removing terminal control characters
-// from its strings.
+// its size and nesting (encoders recurse) and removing terminal control
+// characters from its strings. Its text is at most MaxEncodeBytes.
 func Encode(v any, maxDepth int) ([]byte, error) {
+	return EncodeWithin(v, maxDepth, MaxEncodeBytes)
+}
+
+// EncodeWithin is Encode with a text of at most maxBytes; a longer one is
+// a LimitError on stringBytes, found at a cost of about maxBytes whatever
+// v holds (see JSONOver).
+func EncodeWithin(v any, maxDepth, maxBytes int) ([]byte, error) {
+	if JSONOver(v, maxDepth, maxBytes) {
+		return nil, &LimitError{Limit: "stringBytes", Max: int64(maxBytes), What: "a value's JSON text"}
+	}
 	if err := checkDepth(v, maxDepth); err != nil {
 		return nil, err
 	}
 	return gojq.Marshal(Clean(v))
+}
+
+// JSONOver reports whether the JSON text of v (as Encode writes it) is
+// certainly longer than max bytes. It adds up a lower bound of the text
+// (a string's bytes and quotes, a byte per number, brackets, commas,
+// colons) and stops as soon as the sum passes max, so its cost is at most
+// about max whatever v is: a value that holds one part many times over (the
+// same 8 MiB string in a list of thousands, an array holding the one before
+// it twice at each of 40 levels) is small in memory, enormous as text, and
+// no encoder, redactor or cut may be run on it whole, since neither the
+// deadline nor the heap watch can stop them. Below maxDepth levels it
+// looks no further: Encode refuses such a value for its nesting.
+func JSONOver(v any, maxDepth, max int) bool {
+	n := 0
+	return !jsonWithin(v, maxDepth, &n, max)
+}
+
+func jsonWithin(v any, left int, n *int, max int) bool {
+	switch x := v.(type) {
+	case string:
+		*n += len(x) + 2
+	case []any:
+		*n += 2 + len(x)
+		if left <= 0 || *n > max {
+			break
+		}
+		for _, e := range x {
+			if !jsonWithin(e, left-1, n, max) {
+				return false
+			}
+		}
+	case map[string]any:
+		*n += 2 + len(x)
+		if left <= 0 || *n > max {
+			break
+		}
+		for k, e := range x {
+			*n += len(k) + 3
+			if !jsonWithin(e, left-1, n, max) {
+				return false
+			}
+		}
+	default:
+		*n++
+	}
+	return *n <= max
 }
 
 // Clean returns v with every string rid of terminal control characters
