@@ -103,25 +103,16 @@ func selectorCost(s string) int {
 // descendant and ~ walks every earlier sibling of each, in one match that
 // no deadline can interrupt.
 func siblingInHas(s string) bool {
-	for _, m := range hasRE.FindAllStringIndex(s, -1) {
-		depth := 1
-		for i := m[1]; i < len(s) && depth > 0; i++ {
-			switch s[i] {
-			case '(':
-				depth++
-			case ')':
-				depth--
-			case '~':
-				if i+1 >= len(s) || s[i+1] != '=' {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return inHas(s, func(i int) bool { return s[i] == '~' && (i+1 >= len(s) || s[i+1] != '=') })
 }
 
+// nestedHas reports a :has inside a :has argument.
 func nestedHas(s string) bool {
+	return inHas(s, func(i int) bool { return strings.HasPrefix(s[i:], ":has(") })
+}
+
+// inHas reports whether found holds at some byte inside a :has argument.
+func inHas(s string, found func(i int) bool) bool {
 	for _, m := range hasRE.FindAllStringIndex(s, -1) {
 		depth := 1
 		for i := m[1]; i < len(s) && depth > 0; i++ {
@@ -131,7 +122,7 @@ func nestedHas(s string) bool {
 			case ')':
 				depth--
 			}
-			if depth > 0 && strings.HasPrefix(s[i:], ":has(") {
+			if depth > 0 && found(i) {
 				return true
 			}
 		}
