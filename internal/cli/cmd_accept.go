@@ -55,7 +55,22 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 				fmt.Fprintln(app.Stdout)
 				shown = sheet.Hash
 			}
+			if sheet == nil {
+				// Nothing was shown, so nothing may apply: not an update
+				// another run holds from now on, nor one whose files
+				// cannot be read. No content hash is this value.
+				shown = "none"
+			}
 			e, err := st.AcceptPending(cmd.Context(), args[0], shown)
+			if errors.Is(err, fetch.ErrPendingChanged) && sheet == nil {
+				why := "it arrived while accept looked for it"
+				if e, gerr := st.Get(args[0]); gerr == nil && e.Pending != nil {
+					if _, ferr := st.Files(e.Pending.Hash); ferr != nil {
+						why = ferr.Error()
+					}
+				}
+				return Exitf(ExitFailed, "%s: the pending update could not be read to show its sheet (%s); nothing applied", args[0], why)
+			}
 			if errors.Is(err, fetch.ErrPendingChanged) {
 				return Exitf(ExitFailed, "%s: the pending update changed while its sheet was shown; nothing applied (run accept again to see the new one)", args[0])
 			}
