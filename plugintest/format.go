@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
@@ -59,6 +60,7 @@ type Case struct {
 	Prefs     map[string]any
 	KV        map[string]any // the plugin's store before the call
 	Secrets   proxy.Secrets
+	Now       *time.Time // jq's now during the case, fixed (nil: the runner's clock)
 	Exchanges []*Exchange
 	Expect    Expect
 }
@@ -109,7 +111,7 @@ type Assertion struct {
 
 var (
 	fileKeys     = []string{"trust", "secrets", "cases"}
-	caseKeys     = []string{"name", "tool", "input", "actor", "trust", "tainted", "approve", "prefs", "kv", "secrets", "exchanges", "expect"}
+	caseKeys     = []string{"name", "tool", "input", "actor", "trust", "tainted", "approve", "prefs", "kv", "secrets", "now", "exchanges", "expect"}
 	exchangeKeys = []string{"request", "response", "repeat"}
 	requestKeys  = []string{"service", "method", "path", "query", "form", "json", "session"}
 	responseKeys = []string{"status", "headers", "json", "body", "charset"}
@@ -279,6 +281,26 @@ func parseCase(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, i int, l *diag.Li
 	}
 	if x, ok := m.Get("secrets"); ok {
 		c.Secrets = parseSecrets(d, x.Value, l)
+	}
+	if x, ok := m.Get("now"); ok {
+		// Unquoted, YAML reads an RFC 3339 time as a timestamp: its text
+		// is taken as written.
+		sn := x.Value
+		s := sn.Value
+		if sn.Kind != yaml.ScalarNode || (sn.Tag != "!!timestamp" && sn.Tag != "!!str") {
+			s = yamlx.Describe(sn)
+		}
+		at, err := time.Parse(time.RFC3339, s)
+		switch {
+		case err != nil:
+			l.Errorf(d.NodePos(sn), "now %q is not an RFC 3339 time such as 2026-04-27T12:00:00+08:00", s)
+			good = false
+		case at.UTC().Year() < 1 || at.UTC().Year() > 9999:
+			l.Errorf(d.NodePos(sn), "now %q is outside the years 0001 to 9999", s)
+			good = false
+		default:
+			c.Now = &at
+		}
 	}
 	if x, ok := m.Get("exchanges"); ok {
 		if x.Value.Kind != yaml.SequenceNode {

@@ -34,6 +34,8 @@ type Options struct {
 	Match func(file, name string) bool
 	// Timeout bounds one case (default 30 s).
 	Timeout time.Duration
+	// Clock is jq's now in a case without its own now (nil: the real time).
+	Clock func() time.Time
 }
 
 // Report is the outcome of a document's tests.
@@ -140,7 +142,18 @@ func Run(ctx context.Context, p *manifest.Plugin, opts Options) *Report {
 		base = proxy.Builtin()
 	}
 	suite, l := Parse(p)
-	prog, cl := interpreter.Compile(p, interpreter.WithAuthHeaders(func(service string) []string {
+	// Cases run one at a time: each sets the instant now reports.
+	var caseNow atomic.Pointer[time.Time]
+	clock := func() time.Time {
+		if at := caseNow.Load(); at != nil {
+			return *at
+		}
+		if opts.Clock != nil {
+			return opts.Clock()
+		}
+		return time.Now()
+	}
+	prog, cl := interpreter.Compile(p, interpreter.WithClock(clock), interpreter.WithAuthHeaders(func(service string) []string {
 		if s := base[service]; s != nil {
 			return s.Auth.Headers
 		}
@@ -160,6 +173,7 @@ func Run(ctx context.Context, p *manifest.Plugin, opts Options) *Report {
 		if opts.Match != nil && !opts.Match(c.File, c.Name) {
 			continue
 		}
+		caseNow.Store(c.Now)
 		start := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		fails := runCase(cctx, p, prog, c, base)

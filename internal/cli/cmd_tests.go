@@ -44,7 +44,9 @@ func newTestCmd(app *App) *cobra.Command {
 		Long: `test runs the cases of a document's tests/*.yaml files and "yaml test NAME" blocks.
 Each case's recorded exchanges are served on loopback and every request goes through the
 real signing proxy; nothing leaves this machine. Failures are printed with the case's
-FILE:LINE:COL and a diff. Exit 0 when every case of every document passes, 1 otherwise.`,
+FILE:LINE:COL and a diff. jq's now is a case's own now:, else HARNESS_NOW (running on
+from that instant), else the real time. Exit 0 when every case of every document
+passes, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var match func(file, name string) bool
@@ -63,13 +65,17 @@ FILE:LINE:COL and a diff. Exit 0 when every case of every document passes, 1 oth
 				}
 				cat = cat.Merge(over)
 			}
+			clock, err := app.Clock()
+			if err != nil {
+				return err
+			}
 			ok := true
 			for _, path := range args {
 				if len(args) > 1 && !looksLikeDocument(path) {
 					fmt.Fprintf(app.Stdout, "skip %s: not a plugin document\n", path)
 					continue
 				}
-				rep, err := plugintest.RunDir(context.Background(), path, plugintest.Options{Catalogue: cat, Match: match})
+				rep, err := plugintest.RunDir(context.Background(), path, plugintest.Options{Catalogue: cat, Match: match, Clock: clock})
 				if err != nil {
 					fmt.Fprintf(app.Stderr, "FAIL %s: %v\n", path, err)
 					ok = false

@@ -195,3 +195,18 @@ func TestLintReportsTestFileProblems(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, `tests/transactions.yaml:64:5: unknown key "expct" in a test case (did you mean "expect"?)`)
 }
+
+// TestTestCommandClock: HARNESS_NOW is jq's now in a case without its own
+// now:, so an author's date-dependent cases pass on any day.
+func TestTestCommandClock(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":    "---\nid: today\nname: T\ndescription: d\nversion: 1.0.0\n---\nI.\n",
+		"tools/d.yaml": "description: d\neffect: read\nsteps:\n  - return: '(now + 8*3600) | strftime(\"%Y-%m-%d\")'\n",
+		"tests/d.yaml": "cases:\n  - tool: d\n    expect: {output: \"2030-05-06\"}\n",
+	})
+	code, out, errs := runCLI(t, map[string]string{"HARNESS_NOW": "2030-05-06T09:00:00+08:00"}, "test", dir)
+	require.Equal(t, 0, code, out+errs)
+	code, out, _ = runCLI(t, map[string]string{"HARNESS_NOW": "2030-05-07T09:00:00+08:00"}, "test", dir)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "2030-05-07")
+}
