@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -26,6 +27,73 @@ const MaxMarkdownNesting = 32
 // the inline link and reference parsers take time that grows with the
 // square of some inputs (a megabyte of "[a](" took minutes).
 var md = parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
+
+// inlineComments finds the HTML comments of the inline text
+// body[start:stop] as CommonMark reads them, left to right: a code span that
+// starts first hides a "<!--" inside it, a comment that starts first hides
+// backticks, and a "<!--" with no "-->" after it is text. (The parser runs
+// no inline parser, whose cost grows with the square of some inputs; this
+// scan is linear but for a binary search per backtick run.)
+func inlineComments(body []byte, start, stop int, cut func(from, to int)) {
+	type run struct{ at, n int }
+	var runs []run
+	byLen := map[int][]int{} // indexes in runs, per run length
+	for i := start; i < stop; {
+		if body[i] != '`' {
+			i++
+			continue
+		}
+		j := i
+		for j < stop && body[j] == '`' {
+			j++
+		}
+		byLen[j-i] = append(byLen[j-i], len(runs))
+		runs = append(runs, run{i, j - i})
+		i = j
+	}
+	closeAt := -1 // the first "-->" at or after the last search's start
+	ri := 0
+	for i := start; i < stop; {
+		k := stop
+		if x := bytes.Index(body[i:stop], []byte("<!--")); x >= 0 {
+			k = i + x
+		}
+		skipped := false
+		for ri < len(runs) && runs[ri].at < k {
+			if runs[ri].at < i {
+				ri++
+				continue
+			}
+			same := byLen[runs[ri].n]
+			m := sort.SearchInts(same, ri+1)
+			if m == len(same) {
+				ri++ // no closing run: the backticks are text
+				continue
+			}
+			end := runs[same[m]]
+			i, ri = end.at+end.n, same[m]+1
+			if i > k {
+				skipped = true // the code span holds the "<!--"
+				break
+			}
+		}
+		if skipped {
+			continue
+		}
+		if k >= stop {
+			return
+		}
+		if closeAt < k+2 {
+			x := bytes.Index(body[k+2:stop], []byte("-->"))
+			if x < 0 {
+				return // no comment can close from here on
+			}
+			closeAt = k + 2 + x
+		}
+		cut(k, closeAt+3)
+		i = closeAt + 3
+	}
+}
 
 // A fenced block in the body whose info string is "yaml tool NAME",
 // "json widget NAME" or "yaml test NAME" is a tool, widget or test case;
@@ -67,9 +135,44 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 	var blocks []*Block
 	type cut struct{ from, to int }
 	var cuts []cut
+	// An HTML comment renders as nothing: a reviewer reading the rendered
+	// document never sees it, so the model does not read it either.
+	comments := func(start, stop int) {
+		for start < stop {
+			i := bytes.Index(body[start:stop], []byte("<!--"))
+			if i < 0 {
+				return
+			}
+			from := start + i
+			end := stop
+			if j := bytes.Index(body[from+2:stop], []byte("-->")); j >= 0 {
+				end = from + 2 + j + 3
+			}
+			cuts = append(cuts, cut{from, end})
+			start = end
+		}
+	}
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
+		}
+		switch h := n.(type) {
+		case *ast.HTMLBlock:
+			if h.HTMLBlockType == ast.HTMLBlockType2 && h.Lines().Len() > 0 {
+				stop := h.Lines().At(h.Lines().Len() - 1).Stop
+				if h.HasClosure() {
+					stop = max(stop, h.ClosureLine.Stop)
+				}
+				comments(h.Lines().At(0).Start, stop)
+			}
+			return ast.WalkSkipChildren, nil
+		case *ast.Paragraph, *ast.Heading, *ast.TextBlock:
+			if lines := n.Lines(); lines.Len() > 0 {
+				inlineComments(body, lines.At(0).Start, lines.At(lines.Len()-1).Stop, func(from, to int) {
+					cuts = append(cuts, cut{from, to})
+				})
+			}
+			return ast.WalkSkipChildren, nil
 		}
 		fc, ok := n.(*ast.FencedCodeBlock)
 		if !ok || fc.Info == nil {
