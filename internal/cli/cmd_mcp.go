@@ -84,9 +84,13 @@ keystore (or --secrets) and the built-in service catalogue (plus --services).`,
 			if err != nil {
 				return err
 			}
+			seen := len(r.Problems())
 			srv, err := r.MCPServer(registry.MCPOptions{Name: "harness", Version: "1", NoElicit: noElicit})
 			if err != nil {
 				return Exit(ExitFailed, err)
+			}
+			for _, p := range r.Problems()[seen:] {
+				fmt.Fprintf(app.Stderr, "harness: warning: %s\n", terminalSafe(p.Error()))
 			}
 			t := &mcp.IOTransport{Reader: io.NopCloser(app.Stdin), Writer: nopWriteCloser{app.Stdout}}
 			if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
