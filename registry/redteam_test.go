@@ -177,3 +177,44 @@ func TestRedteamMCPCallsAreBounded(t *testing.T) {
 	}
 	assert.LessOrEqual(t, g.most.Load(), int32(2), "no more than MaxCalls calls ran at once")
 }
+
+// bombTool's input schema refers back to itself through two anyOf branches:
+// validating a failing value costs 2^depth applications.
+const bombTool = "description: Deep.\neffect: read\ninput:\n  type: object\n  properties:\n    a: { $ref: '#/$defs/n' }\n  $defs:\n    n: { anyOf: [ {type: array, items: {$ref: '#/$defs/n'}}, {type: array, items: {$ref: '#/$defs/n'}, minItems: 0}, {type: string} ] }\n"
+
+// nested is depth arrays around 1.
+func nested(depth int) any {
+	var v any = 1.0
+	for range depth {
+		v = []any{v}
+	}
+	return v
+}
+
+// TestRedteamSchemaBombIsBounded: a document's schema and an input the
+// agent writes made validation exponential (20 levels: 30 s, 5 GB). Decide
+// now counts the work first and refuses as bad_input; an honest input to
+// the same schema, and a deep input nesting past MaxInputDepth, are
+// decided without running the validator away.
+func TestRedteamSchemaBombIsBounded(t *testing.T) {
+	r := registry.New(registry.WithCompiler(echoCompiler))
+	mustAdd(t, r, docFiles("bomb", "", map[string]string{"deep": bombTool}), registry.Community, registry.DocOptions{})
+
+	d := r.Decide(registry.Call{Tool: "bomb__deep", Actor: registry.Agent, Input: map[string]any{"a": nested(40)}})
+	assert.Equal(t, registry.ReasonBadInput, d.Reason)
+	assert.Contains(t, d.Message, "would take more than")
+
+	d = r.Decide(registry.Call{Tool: "bomb__deep", Actor: registry.Agent, Input: map[string]any{"a": []any{[]any{"x"}, []any{}}}})
+	assert.True(t, d.Allow, d.Message)
+
+	d = r.Decide(registry.Call{Tool: "bomb__deep", Actor: registry.Agent, Input: map[string]any{"a": nested(registry.MaxInputDepth + 5)}})
+	assert.Equal(t, registry.ReasonBadInput, d.Reason)
+	assert.Contains(t, d.Message, "deeper than")
+
+	// over MCP: the same bound, as a tool error
+	cs := connect(t, r, registry.MCPOptions{}, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bomb__deep", Arguments: map[string]any{"a": nested(30)}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(t, res), "refused (bad_input)")
+}
