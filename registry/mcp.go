@@ -33,7 +33,14 @@ type MCPOptions struct {
 	// goroutine, so a client sending thousands of calls would otherwise run
 	// them all together. A call waiting for a slot gives up when cancelled.
 	MaxCalls int
+	// MaxWaiting bounds the calls waiting for a slot (DefaultMCPMaxWaiting
+	// when 0); a call beyond it is refused at once as busy, so a flood of
+	// requests does not pile up.
+	MaxWaiting int
 }
+
+// DefaultMCPMaxWaiting is MCPOptions.MaxWaiting's default.
+const DefaultMCPMaxWaiting = 64
 
 // DefaultMCPMaxCalls is MCPOptions.MaxCalls's default.
 const DefaultMCPMaxCalls = 8
@@ -67,6 +74,10 @@ func (r *Registry) MCPServer(o MCPOptions) (*mcp.Server, error) {
 		o.MaxCalls = DefaultMCPMaxCalls
 	}
 	st.slots = make(chan struct{}, o.MaxCalls)
+	if o.MaxWaiting <= 0 {
+		o.MaxWaiting = DefaultMCPMaxWaiting
+	}
+	st.queue = make(chan struct{}, o.MaxCalls+o.MaxWaiting)
 	for _, ct := range cat.Tools() {
 		ro := ct.Effect == manifest.Read
 		destructive := !ro
@@ -140,6 +151,12 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 		}
 	}
 	select {
+	case st.queue <- struct{}{}:
+		defer func() { <-st.queue }()
+	default:
+		return toolError(fmt.Sprintf("%s did not run: busy, %d calls are running or waiting; try again when one has finished", name, cap(st.queue)))
+	}
+	select {
 	case st.slots <- struct{}{}:
 		defer func() { <-st.slots }()
 	case <-ctx.Done():
@@ -199,6 +216,7 @@ type mcpState struct {
 	seq   uint64
 	open  map[uint64]bool // issued, not yet redeemed
 	slots chan struct{}   // calls running, bounded by MCPOptions.MaxCalls
+	queue chan struct{}   // calls running or waiting for a slot
 }
 
 func newMCPState() *mcpState {

@@ -218,3 +218,47 @@ func TestRedteamSchemaBombIsBounded(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(t, res), "refused (bad_input)")
 }
+
+// TestRedteamMCPWaitingCallsAreBounded: calls beyond the running and
+// waiting bounds are refused at once as busy instead of piling up.
+func TestRedteamMCPWaitingCallsAreBounded(t *testing.T) {
+	g := &gate{release: make(chan struct{})}
+	r := registry.New()
+	_, err := r.AddNative(registry.NativePlugin{ID: "host"}, g)
+	require.NoError(t, err)
+	var once sync.Once
+	open := func() { once.Do(func() { close(g.release) }) }
+	cs := connect(t, r, registry.MCPOptions{MaxCalls: 1, MaxWaiting: 1}, nil)
+	t.Cleanup(open)
+	ctx := context.Background()
+
+	results := make(chan *mcp.CallToolResult, 4)
+	call := func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "host__wait", Arguments: map[string]any{}})
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		results <- res
+	}
+	go call()
+	require.Eventually(t, func() bool { return g.running.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	for range 3 {
+		go call()
+	}
+	// of the three, at most one may wait: two come back while the first
+	// still runs
+	for range 2 {
+		select {
+		case res := <-results:
+			require.True(t, res.IsError)
+			assert.Contains(t, text(t, res), "busy")
+		case <-time.After(20 * time.Second):
+			t.Fatal("calls beyond the bounds waited instead of being refused")
+		}
+	}
+	open()
+	for range 2 {
+		res := <-results
+		assert.False(t, res.IsError, fmt.Sprint(res.Content))
+	}
+}
