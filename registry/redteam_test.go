@@ -262,3 +262,17 @@ func TestRedteamMCPWaitingCallsAreBounded(t *testing.T) {
 		assert.False(t, res.IsError, fmt.Sprint(res.Content))
 	}
 }
+
+// TestRedteamMCPCommunityInstructionsAreLabelled: a community author's
+// instructions go into the server's instructions, which clients put next
+// to the system prompt; they were indistinguishable from an official
+// document's. Now each community section says whose text it is.
+func TestRedteamMCPCommunityInstructionsAreLabelled(t *testing.T) {
+	r := registry.New(registry.WithCompiler(echoCompiler))
+	mustAdd(t, r, docFiles("com", "", map[string]string{"read": toolYAML("read")}), registry.Community, registry.DocOptions{})
+	mustAdd(t, r, docFiles("off", "", map[string]string{"read": toolYAML("read")}), registry.Official, registry.DocOptions{})
+	cs := connect(t, r, registry.MCPOptions{}, nil)
+	instr := cs.InitializeResult().Instructions
+	assert.Contains(t, instr, "## com plugin (com)\n\n(The instructions of com come from a community document that PKU harness did not check")
+	assert.Contains(t, instr, "## off plugin (off)\n\nUse off for tests.")
+}
