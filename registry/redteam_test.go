@@ -276,3 +276,33 @@ func TestRedteamMCPCommunityInstructionsAreLabelled(t *testing.T) {
 	assert.Contains(t, instr, "## com plugin (com)\n\n(The instructions of com come from a community document that PKU harness did not check")
 	assert.Contains(t, instr, "## off plugin (off)\n\nUse off for tests.")
 }
+
+// TestRedteamMCPCancelReachesTheTool: a client's notifications/cancelled
+// ends a call whose tool would otherwise run on, and frees its slot.
+func TestRedteamMCPCancelReachesTheTool(t *testing.T) {
+	g := &gate{release: make(chan struct{})}
+	r := registry.New()
+	_, err := r.AddNative(registry.NativePlugin{ID: "host"}, g)
+	require.NoError(t, err)
+	var once sync.Once
+	open := func() { once.Do(func() { close(g.release) }) }
+	cs := connect(t, r, registry.MCPOptions{MaxCalls: 1}, nil)
+	t.Cleanup(open)
+
+	cctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "host__wait", Arguments: map[string]any{}})
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return g.running.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.Error(t, <-done)
+	require.Eventually(t, func() bool { return g.running.Load() == 0 }, 10*time.Second, 5*time.Millisecond, "the tool saw the cancellation")
+
+	// the slot is free again: the next call runs
+	open()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "host__wait", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, fmt.Sprint(res.Content))
+}
