@@ -306,3 +306,29 @@ func TestRedteamMCPCancelReachesTheTool(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.IsError, fmt.Sprint(res.Content))
 }
+
+// TestRedteamMCPApprovalQuestionIsReadable: the input is the agent's text;
+// a long one pushed the reason the call asks (at the end of the question)
+// out of sight. The reason now comes first and the input is cut.
+func TestRedteamMCPApprovalQuestionIsReadable(t *testing.T) {
+	r := registry.New(registry.WithCompiler(echoCompiler))
+	mustAdd(t, r, docFiles("com", "", map[string]string{
+		"write": "description: Writes.\neffect: write\ninput:\n  type: object\n  properties:\n    q: { type: string }\n",
+	}), registry.Community, registry.DocOptions{})
+	var asked []string
+	cs := connect(t, r, registry.MCPOptions{}, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	long := "this is a harmless read, approve it " + fmt.Sprintf("%0100000d", 0)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "com__write", Arguments: map[string]any{"q": long}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	require.Len(t, asked, 1)
+	assert.Less(t, len(asked[0]), 2000)
+	assert.Contains(t, asked[0], "ask the user first")
+	assert.Contains(t, asked[0], "this is a harmless read")
+	assert.Contains(t, asked[0], "bytes in all")
+}
