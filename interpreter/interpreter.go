@@ -127,6 +127,9 @@ func (p *Program) Run(ctx context.Context, name string, input any, opts ...RunOp
 		return Result{}, &InputError{Tool: name, Msg: err.Error()}
 	}
 	if t.t.InputSchema != nil {
+		if err := manifest.CheckInputBounds(t.t.InputSchema, input); err != nil {
+			return Result{}, &InputError{Tool: name, Msg: err.Error()}
+		}
 		if err := t.t.InputSchema.Validate(input); err != nil {
 			return Result{}, &InputError{Tool: name, Msg: manifest.SchemaMessage(err)}
 		}

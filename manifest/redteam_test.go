@@ -116,7 +116,9 @@ func TestSchemaMessagesBounded(t *testing.T) {
 	_, l := manifest.Parse(files)
 	require.True(t, l.HasErrors())
 	for _, d := range l.Items {
-		require.Less(t, len(d.Msg), 1000, d.Msg[:200])
+		require.Less(t, len(d.Msg), 1000, d.Msg[:min(200, len(d.Msg))])
 	}
-	require.Contains(t, l.Error(), `data source "ds": its input does not fit tool "t"`)
+	// A chain of 3001 references is a cycle: the input is refused for the
+	// cost of checking it, before any check runs.
+	require.Contains(t, l.Error(), `data source "ds", tool "t": checking the input against the tool's schema would take more than`)
 }

@@ -146,7 +146,9 @@ func crossCheck(p *Plugin, l *diag.List) {
 			if in == nil {
 				in = map[string]any{}
 			}
-			if err := t.InputSchema.Validate(in); err != nil {
+			if err := CheckInputBounds(t.InputSchema, in); err != nil {
+				l.Errorf(ds.Pos, "data source %q, tool %q: %v", ds.Name, ds.Tool, err)
+			} else if err := t.InputSchema.Validate(in); err != nil {
 				l.Errorf(ds.Pos, "data source %q: its input does not fit tool %q: %s", ds.Name, ds.Tool, SchemaMessage(err))
 			}
 		}
@@ -162,7 +164,9 @@ func crossCheck(p *Plugin, l *diag.List) {
 			if in == nil {
 				in = map[string]any{}
 			}
-			if err := t.InputSchema.Validate(in); err != nil {
+			if err := CheckInputBounds(t.InputSchema, in); err != nil {
+				l.Errorf(c.Pos, "command %q, tool %q: %v", c.Key, c.Tool, err)
+			} else if err := t.InputSchema.Validate(in); err != nil {
 				l.Errorf(c.Pos, "command %q: its input does not fit tool %q: %s", c.Key, c.Tool, SchemaMessage(err))
 			}
 		}

@@ -136,13 +136,8 @@ func (r *Registry) Decide(c Call) Decision {
 	if err != nil {
 		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode, Message: fmt.Sprintf("%s: the input is not JSON: %v", t.ModelName, err)}
 	}
-	if inputDepth(in, MaxInputDepth) > MaxInputDepth {
-		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode,
-			Message: fmt.Sprintf("%s: the input nests deeper than %d levels", t.ModelName, MaxInputDepth)}
-	}
-	if validationSteps(t.schema, in, MaxValidationSteps) > MaxValidationSteps {
-		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode,
-			Message: fmt.Sprintf("%s: checking this input against the tool's schema would take more than %d steps", t.ModelName, MaxValidationSteps)}
+	if err := manifest.CheckInputBounds(t.schema, in); err != nil {
+		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode, Message: fmt.Sprintf("%s: %v", t.ModelName, err)}
 	}
 	if err := t.schema.Validate(in); err != nil {
 		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode,

@@ -207,7 +207,7 @@ func TestRedteamSchemaBombIsBounded(t *testing.T) {
 	d = r.Decide(registry.Call{Tool: "bomb__deep", Actor: registry.Agent, Input: map[string]any{"a": []any{[]any{"x"}, []any{}}}})
 	assert.True(t, d.Allow, d.Message)
 
-	d = r.Decide(registry.Call{Tool: "bomb__deep", Actor: registry.Agent, Input: map[string]any{"a": nested(registry.MaxInputDepth + 5)}})
+	d = r.Decide(registry.Call{Tool: "bomb__deep", Actor: registry.Agent, Input: map[string]any{"a": nested(manifest.MaxInputDepth + 5)}})
 	assert.Equal(t, registry.ReasonBadInput, d.Reason)
 	assert.Contains(t, d.Message, "deeper than")
 

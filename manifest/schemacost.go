@@ -1,6 +1,8 @@
-package registry
+package manifest
 
 import (
+	"fmt"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -8,12 +10,27 @@ import (
 // input against its tool's schema may take. A document's author writes the
 // schema and the agent (which untrusted text can steer) writes the input:
 // a schema whose anyOf branches refer back to it, checked against a
-// 20-deep array, took 30 s and 5 GB. Decide counts the applications first,
-// without checking anything, and refuses an input over the bound.
+// 20-deep array, took 30 s and 5 GB. CheckInput counts the applications
+// first, without checking anything, and refuses an input over the bound.
 const MaxValidationSteps = 200_000
 
 // MaxInputDepth bounds how deeply a call's input may nest.
 const MaxInputDepth = 64
+
+// CheckInputBounds refuses an input before it is validated against s
+// when it nests deeper than MaxInputDepth or when checking it would take
+// more than MaxValidationSteps subschema applications; nil means s.Validate
+// may run. Every input a document or a caller writes is checked through
+// it: the agent's call, a data source's or command's fixed input at lint.
+func CheckInputBounds(s *jsonschema.Schema, v any) error {
+	if inputDepth(v, MaxInputDepth) > MaxInputDepth {
+		return fmt.Errorf("the input nests deeper than %d levels", MaxInputDepth)
+	}
+	if validationSteps(s, v, MaxValidationSteps) > MaxValidationSteps {
+		return fmt.Errorf("checking the input against the tool's schema would take more than %d steps", MaxValidationSteps)
+	}
+	return nil
+}
 
 // maxInPlace bounds schemas applied to one value through $ref, allOf and
 // the like in a chain (a longer chain is a reference cycle).
