@@ -124,8 +124,38 @@ func schemaObject(d *yamlx.Doc, n *yaml.Node, what string, l *diag.List) map[str
 	if !ok {
 		return nil
 	}
+	checkSchemaText(d, n, what, l)
 	obj, _ := v.(map[string]any)
 	return obj
+}
+
+// checkSchemaText holds a schema's strings, keys included, to the rules of
+// other text the model reads: the catalogue hands the whole schema to the
+// model (descriptions, titles, enum values, property names), and text
+// hidden from the reviewer must not reach it there either.
+func checkSchemaText(d *yamlx.Doc, n *yaml.Node, what string, l *diag.List) {
+	bad := 0
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if bad >= 20 {
+			return
+		}
+		switch n.Kind {
+		case yaml.MappingNode, yaml.SequenceNode:
+			for _, c := range n.Content {
+				walk(c)
+			}
+		case yaml.ScalarNode:
+			if n.Tag != "!!str" {
+				return
+			}
+			if err := checkText(n.Value, true); err != nil {
+				l.Errorf(d.OffsetPos(n, err.Off), "a string in %s %v", what, err)
+				bad++
+			}
+		}
+	}
+	walk(n)
 }
 
 // crossCheck checks references between parts: data sources and commands name
