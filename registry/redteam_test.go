@@ -131,19 +131,28 @@ func (g *gate) Run(ctx context.Context, _ map[string]any) (any, error) {
 	}
 }
 
-// TestRedteamMCPCallsAreBounded: the SDK runs each request on its own
-// goroutine, so a client (or a steered agent) sending many calls at once ran
-// them all together. Now at most MaxCalls run; the rest wait, and a waiting
-// call gives up when its request is cancelled.
-func TestRedteamMCPCallsAreBounded(t *testing.T) {
+// gatedServer serves the gate as host__wait with opts; open releases every
+// call, and runs (once) before the session closes, so no call is left
+// waiting.
+func gatedServer(t *testing.T, opts registry.MCPOptions) (*gate, *mcp.ClientSession, func()) {
+	t.Helper()
 	g := &gate{release: make(chan struct{})}
 	r := registry.New()
 	_, err := r.AddNative(registry.NativePlugin{ID: "host"}, g)
 	require.NoError(t, err)
 	var once sync.Once
 	open := func() { once.Do(func() { close(g.release) }) }
-	cs := connect(t, r, registry.MCPOptions{MaxCalls: 2}, nil)
-	t.Cleanup(open) // runs before the session closes: no call is left waiting
+	cs := connect(t, r, opts, nil)
+	t.Cleanup(open)
+	return g, cs, open
+}
+
+// TestRedteamMCPCallsAreBounded: the SDK runs each request on its own
+// goroutine, so a client (or a steered agent) sending many calls at once ran
+// them all together. Now at most MaxCalls run; the rest wait, and a waiting
+// call gives up when its request is cancelled.
+func TestRedteamMCPCallsAreBounded(t *testing.T) {
+	g, cs, open := gatedServer(t, registry.MCPOptions{MaxCalls: 2})
 	ctx := context.Background()
 
 	const calls = 6
@@ -222,14 +231,7 @@ func TestRedteamSchemaBombIsBounded(t *testing.T) {
 // TestRedteamMCPWaitingCallsAreBounded: calls beyond the running and
 // waiting bounds are refused at once as busy instead of piling up.
 func TestRedteamMCPWaitingCallsAreBounded(t *testing.T) {
-	g := &gate{release: make(chan struct{})}
-	r := registry.New()
-	_, err := r.AddNative(registry.NativePlugin{ID: "host"}, g)
-	require.NoError(t, err)
-	var once sync.Once
-	open := func() { once.Do(func() { close(g.release) }) }
-	cs := connect(t, r, registry.MCPOptions{MaxCalls: 1, MaxWaiting: 1}, nil)
-	t.Cleanup(open)
+	g, cs, open := gatedServer(t, registry.MCPOptions{MaxCalls: 1, MaxWaiting: 1})
 	ctx := context.Background()
 
 	results := make(chan *mcp.CallToolResult, 4)
@@ -280,14 +282,7 @@ func TestRedteamMCPCommunityInstructionsAreLabelled(t *testing.T) {
 // TestRedteamMCPCancelReachesTheTool: a client's notifications/cancelled
 // ends a call whose tool would otherwise run on, and frees its slot.
 func TestRedteamMCPCancelReachesTheTool(t *testing.T) {
-	g := &gate{release: make(chan struct{})}
-	r := registry.New()
-	_, err := r.AddNative(registry.NativePlugin{ID: "host"}, g)
-	require.NoError(t, err)
-	var once sync.Once
-	open := func() { once.Do(func() { close(g.release) }) }
-	cs := connect(t, r, registry.MCPOptions{MaxCalls: 1}, nil)
-	t.Cleanup(open)
+	g, cs, open := gatedServer(t, registry.MCPOptions{MaxCalls: 1})
 
 	cctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -3,10 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,36 +22,17 @@ func TestMCPRedteamFailureIsRedactedAndUntrusted(t *testing.T) {
 	srv := skeletonPortal(t)
 	services, secrets := campusFiles(t, srv.URL, true)
 	home := t.TempDir()
-	doc := t.TempDir()
-	for name, text := range map[string]string{
+	doc := writeDoc(t, t.TempDir(), map[string]string{
 		"PLUGIN.md":       "---\nid: leaky\nname: Leaky\ndescription: Repeats the portal.\nversion: 1.0.0\naccess:\n  campus: [portal]\n---\nUse leaky.\n",
 		"tools/echo.yaml": "description: Echoes.\neffect: read\nsteps:\n  - request: {service: portal, path: /api/other}\n  - fail: 'The portal said ${ .body | tostring }'\n",
 		"tools/hdr.yaml":  "description: Refused by the SDK.\neffect: read\ninput:\n  type: object\n  properties:\n    q: {type: array, x-mcp-header: X-Q}\nsteps:\n  - return: '1'\n",
-	} {
-		p := filepath.Join(doc, filepath.FromSlash(name))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
-	}
+	})
 	installLocal(t, home, doc, "community")
 	// the user let the settings tools write without asking
 	require.NoError(t, os.WriteFile(filepath.Join(home, "permissions.json"), []byte(`{"plugins": {"settings": {"modes": {"write": "auto"}}}}`), 0o600))
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr strings.Builder
-	var stdout strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		code := Main([]string{"mcp", "--services", services, "--secrets", secrets}, inR,
-			io.MultiWriter(outW, &stdout), &stderr,
-			func(k string) string { return map[string]string{"HARNESS_HOME": home}[k] })
-		outW.Close()
-		done <- code
-	}()
-	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	require.NoError(t, err)
+	m := startMCP(t, home, "--services", services, "--secrets", secrets)
+	cs, ctx := m.cs, context.Background()
 
 	list, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
@@ -85,10 +64,8 @@ func TestMCPRedteamFailureIsRedactedAndUntrusted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, "refused (no_approver)")
 
-	require.NoError(t, cs.Close())
-	inW.Close()
-	assert.Equal(t, 0, <-done, stderr.String())
-	assert.Contains(t, stderr.String(), "leaky.hdr is not served over MCP")
-	assert.NotContains(t, stderr.String(), "s3cr3t")
-	assert.NotContains(t, stdout.String(), "s3cr3t")
+	assert.Equal(t, 0, m.stop(t), m.stderr.String())
+	assert.Contains(t, m.stderr.String(), "leaky.hdr is not served over MCP")
+	assert.NotContains(t, m.stderr.String(), "s3cr3t")
+	assert.NotContains(t, m.stdout.String(), "s3cr3t")
 }

@@ -21,20 +21,8 @@ func TestMCPServesInstalledTools(t *testing.T) {
 	home := t.TempDir()
 	installLocal(t, home, skeletonPath(), "community")
 
-	inR, inW := io.Pipe()   // client -> server
-	outR, outW := io.Pipe() // server -> client
-	var stderr strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		code := Main([]string{"mcp", "--services", services, "--secrets", secrets}, inR, outW, &stderr,
-			func(k string) string { return map[string]string{"HARNESS_HOME": home}[k] })
-		outW.Close()
-		done <- code
-	}()
-	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	require.NoError(t, err)
+	m := startMCP(t, home, "--services", services, "--secrets", secrets)
+	cs, ctx := m.cs, context.Background()
 
 	list, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
@@ -62,7 +50,42 @@ func TestMCPServesInstalledTools(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, "refused (bad_input)")
 
-	require.NoError(t, cs.Close())
-	inW.Close()
-	assert.Equal(t, 0, <-done, stderr.String())
+	assert.Equal(t, 0, m.stop(t), m.stderr.String())
+}
+
+// mcpSession is `harness mcp` run through Main on stdio pipes, with the
+// SDK's client connected to it.
+type mcpSession struct {
+	cs             *mcp.ClientSession
+	in             *io.PipeWriter
+	stdout, stderr strings.Builder
+	done           chan int
+}
+
+// startMCP starts `harness mcp ARGS...` with HARNESS_HOME=home.
+func startMCP(t *testing.T, home string, args ...string) *mcpSession {
+	t.Helper()
+	inR, inW := io.Pipe()   // client -> server
+	outR, outW := io.Pipe() // server -> client
+	m := &mcpSession{in: inW, done: make(chan int, 1)}
+	go func() {
+		code := Main(append([]string{"mcp"}, args...), inR, io.MultiWriter(outW, &m.stdout), &m.stderr,
+			func(k string) string { return map[string]string{"HARNESS_HOME": home}[k] })
+		outW.Close()
+		m.done <- code
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	require.NoError(t, err)
+	m.cs = cs
+	return m
+}
+
+// stop closes the client and the server's stdin and returns its exit code;
+// stdout and stderr are complete after it.
+func (m *mcpSession) stop(t *testing.T) int {
+	t.Helper()
+	require.NoError(t, m.cs.Close())
+	m.in.Close()
+	return <-m.done
 }
