@@ -263,7 +263,11 @@ func TestRedteamNoTerminalEscapes(t *testing.T) {
 // rawServer answers every connection with the bytes of answer, whatever
 // they hold (a server net/http would not let the test write), and returns
 // its http://127.0.0.1:PORT URL.
-func rawServer(t *testing.T, answer string) string {
+func rawServer(t *testing.T, answer string) string { return rawServerHolding(t, answer, 0) }
+
+// rawServerHolding is rawServer that, when hold is not zero, keeps each
+// connection open for hold after answering, reading what comes.
+func rawServerHolding(t *testing.T, answer string, hold time.Duration) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -276,10 +280,13 @@ func rawServer(t *testing.T, answer string) string {
 			}
 			go func() {
 				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				_ = c.SetDeadline(time.Now().Add(max(hold, 10*time.Second)))
 				buf := make([]byte, 8192)
 				_, _ = c.Read(buf)
 				_, _ = io.WriteString(c, answer)
+				if hold > 0 {
+					_, _ = io.Copy(io.Discard, c)
+				}
 			}()
 		}
 	}()

@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,31 +93,8 @@ func TestRedteamRunSharedPartsResult(t *testing.T) {
 // nothing on stdout (the raw connection of a 101 is closed by no
 // deadline, so reading it would have waited as long as the server liked).
 func TestRedteamRunSwitchingProtocolsHold(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					l, err := br.ReadString('\n')
-					if err != nil || l == "\r\n" {
-						break
-					}
-				}
-				io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\nhello")
-				c.SetReadDeadline(time.Now().Add(time.Minute))
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	u := rawServerHolding(t, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\nhello", time.Minute)
+	port := u[strings.LastIndexByte(u, ':')+1:]
 	doc := attackDoc(t, port, "  - request: {url: 'http://evil.localhost:"+port+"/ws'}\n  - return: .status\n")
 	r := invocation{home: t.TempDir(), limit: 50 * time.Second,
 		args: []string{"run", doc, "t", "--resolve", "evil.localhost:" + port + ":127.0.0.1"}}.run(t)
