@@ -205,7 +205,7 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 			res.Status = st
 		}
 	}
-	if jsonOver(v, lim.Depth, maxResultBytes(lim)) {
+	if steps.JSONOver(v, lim.Depth, maxResultBytes(lim)) {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: resultTooLarge(lim)}
 	}
 	b, err := steps.Encode(v, lim.Depth)

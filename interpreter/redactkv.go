@@ -25,7 +25,7 @@ func (r redactKV) Set(key string, v any) error {
 	// would fail it, before it is cleaned and redacted: both copy every
 	// part, and a value holding one part many times over would be copied
 	// without bound.
-	if r.lim != nil && jsonOver(v, r.lim.Depth, r.lim.KVValueBytes) {
+	if r.lim != nil && steps.JSONOver(v, r.lim.Depth, r.lim.KVValueBytes) {
 		return &steps.LimitError{Limit: "kvValueBytes", Max: int64(r.lim.KVValueBytes), What: "the stored value"}
 	}
 	return r.kv.Set(r.redact(steps.CleanString(key)), redactValue(steps.Clean(v), r.redact))

@@ -2,10 +2,6 @@ package interpreter
 
 import "github.com/pkuinfo/harness/steps"
 
-// jsonOver reports whether v's JSON text is certainly over max bytes (see
-// steps.JSONOver).
-func jsonOver(v any, maxDepth, max int) bool { return steps.JSONOver(v, maxDepth, max) }
-
 // maxResultBytes bounds the JSON text of a result before it is redacted
 // and cut: stringBytes, or four times the output limit (the most bytes a
 // result of that many characters has) when that is larger. Redacting a

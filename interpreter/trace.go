@@ -22,7 +22,7 @@ func TraceWriter(w io.Writer, redact func(string) string) func(steps.Event) {
 			view = "error: " + e.Err.Error()
 		case e.Skipped:
 			view = "skipped"
-		case jsonOver(e.Output, 64, maxTraceBytes):
+		case steps.JSONOver(e.Output, 64, maxTraceBytes):
 			view = "(an output of more than 1 MiB as JSON)"
 		default:
 			b, err := steps.Encode(e.Output, 64)
