@@ -69,6 +69,8 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List)
 	if f, ok := m.Get("id"); ok && p.ID != "" {
 		if !idRE.MatchString(p.ID) || len(p.ID) > MaxIDLen {
 			l.Errorf(d.NodePos(f.Value), "id %q must match [a-z][a-z0-9-]* and be at most %d characters", p.ID, MaxIDLen)
+		} else if why := Reserved(p.ID); why != "" {
+			l.Errorf(d.NodePos(f.Value), "id %q is %s: choose another id", p.ID, why)
 		}
 	}
 	p.Name = str("name", true, MaxNameLen)

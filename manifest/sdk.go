@@ -317,6 +317,8 @@ func parseLegacy(d *yamlx.Doc, n *yaml.Node, l *diag.List) Legacy {
 		for i, id := range lg.IDs {
 			if !idRE.MatchString(id) || len(id) > MaxIDLen {
 				l.Errorf(d.NodePos(f.Value.Content[i]), "legacy id %q must match [a-z][a-z0-9-]*", id)
+			} else if why := Reserved(id); why != "" {
+				l.Errorf(d.NodePos(f.Value.Content[i]), "legacy id %q is %s: a document cannot claim it", id, why)
 			}
 		}
 	}

@@ -104,6 +104,13 @@ func (r *Registry) AddDocument(p *manifest.Plugin, trust Trust, o DocOptions) (*
 	if o.Origin == "" {
 		o.Origin = Installed
 	}
+	for _, id := range append([]string{p.ID}, p.Legacy.IDs...) {
+		if why := manifest.Reserved(id); why != "" {
+			err := fmt.Errorf("%s refused: %q is %s", p.ID, id, why)
+			r.note(err)
+			return nil, err
+		}
+	}
 	d := &Document{
 		ID: p.ID, Name: p.Name, Description: p.Description, Trust: trust, Origin: o.Origin,
 		Core: o.Core, Plugin: p, instructions: strings.TrimSpace(p.Instructions),
@@ -178,6 +185,11 @@ func (r *Registry) note(err error) {
 func (r *Registry) add(d *Document, legacy []string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if d.Origin == Native {
+		// The host's own tools win over a document that took their id
+		// first (one the reserved list does not know).
+		r.dropFor(d.ID)
+	}
 	claim := func(id string) error {
 		if prev, ok := r.docs[id]; ok {
 			return fmt.Errorf("%w: %q is already the id of the %s document %q", ErrConflict, id, prev.Origin, prev.Name)
@@ -211,6 +223,29 @@ func (r *Registry) add(d *Document, legacy []string) error {
 		r.models[t.ModelName] = t
 	}
 	return nil
+}
+
+// dropFor removes the document (not native) that holds id as its id or a
+// legacy id, noting why. r.mu is held.
+func (r *Registry) dropFor(id string) {
+	prev, ok := r.docs[id]
+	if cur, old := r.oldPlugins[id]; !ok && old {
+		prev, ok = r.docs[cur]
+	}
+	if !ok || prev.Origin == Native {
+		return
+	}
+	delete(r.docs, prev.ID)
+	for old, cur := range r.oldPlugins {
+		if cur == prev.ID {
+			delete(r.oldPlugins, old)
+		}
+	}
+	for _, t := range prev.Tools {
+		delete(r.tools, t.ID)
+		delete(r.models, t.ModelName)
+	}
+	r.problems = append(r.problems, fmt.Errorf("%s (%s) dropped: %w: %q is the id of the host's native tools", prev.ID, prev.Origin, ErrConflict, id))
 }
 
 func (r *Registry) unavailable(d *Document) string {

@@ -43,8 +43,7 @@ func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*regi
 		return nil, Exit(ExitFailed, err)
 	}
 	// The agent reads and changes the documents' preferences through these;
-	// a document installed as "settings" keeps its id (the clash is listed
-	// in Problems).
+	// no document can hold their id (manifest.Reserved).
 	r.AddNative(registry.SettingsPlugin, registry.SettingsTools(r)...)
 	for _, p := range r.Problems() {
 		fmt.Fprintf(app.Stderr, "harness: warning: %s\n", terminalSafe(p.Error()))

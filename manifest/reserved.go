@@ -1,0 +1,37 @@
+package manifest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RemotePrefix starts the ids of remote plugins (MCP servers added by URL,
+// "mcp-<server>"): no document may take such an id.
+const RemotePrefix = "mcp-"
+
+// reservedIDs are the plugin ids of the host's own tools and names: the
+// native settings tools (settings), the host's native tools (host), the
+// engine itself (harness, the name harness mcp serves under). A document
+// that took one would stand in for the host: its settings__set would
+// receive what the agent meant for the user's settings.
+var reservedIDs = []string{"harness", "host", "settings"}
+
+// ReservedIDs lists the plugin ids no document may take (besides every id
+// starting with RemotePrefix), sorted. The registry, lint and install use
+// this one list.
+func ReservedIDs() []string { return append([]string(nil), reservedIDs...) }
+
+// Reserved reports why no document may take plugin id id ("reserved for
+// ..."), or "" when one may: it is a native or core plugin's id, or it
+// starts with RemotePrefix.
+func Reserved(id string) string {
+	for _, r := range reservedIDs {
+		if id == r {
+			return "reserved for the host's own tools"
+		}
+	}
+	if strings.HasPrefix(id, RemotePrefix) || id+"-" == RemotePrefix {
+		return fmt.Sprintf("reserved for remote plugins (ids starting with %q)", RemotePrefix)
+	}
+	return ""
+}
