@@ -38,6 +38,14 @@ type Service struct {
 	// Concurrency caps the requests in flight to this service across all
 	// calls (0: Limits.ServiceConcurrency).
 	Concurrency int
+	// Entry lists the service's login and hand-off entry points: path
+	// prefixes on its origin where a session is made or handed on (a
+	// single sign-on landing, a ticket or token exchange). A step never
+	// requests them, the proxy never follows a step's redirect into one,
+	// and nothing an entry point answers is stored in the keystore. The
+	// service's login redirect paths count as entry points too. Compared
+	// without letter case and without a segment's ";parameters".
+	Entry []string
 }
 
 // Auth names the session parts the proxy attaches from the keystore. A
@@ -86,10 +94,15 @@ const iaaaPrefix = "https://iaaa.pku.edu.cn/iaaa/"
 func Builtin() Catalogue {
 	iaaaLogin := Login{Redirect: iaaaPrefix}
 	list := []*Service{
-		{Name: "iaaa", Origin: "https://iaaa.pku.edu.cn"},
+		// The unified login itself: every path of it makes or hands on a
+		// session (oauth.jsp, oauthlogin.do, oauthlogin4QRCode.do,
+		// getPublicKey.do, genQRCode.do, isMobileAuthen.do).
+		{Name: "iaaa", Origin: "https://iaaa.pku.edu.cn", Entry: []string{"/"}},
 		{Name: "portal", Origin: "https://portal.pku.edu.cn",
 			Auth:  Auth{Cookies: []string{"SESSION", "JSESSIONID"}},
-			Login: Login{Redirect: iaaaPrefix, Redirects: []string{"/portal2017/login.jsp"}, Status: []int{401}}},
+			Login: Login{Redirect: iaaaPrefix, Redirects: []string{"/portal2017/login.jsp"}, Status: []int{401}},
+			Entry: []string{"/portal2017/ssoLogin.do", "/publicQuery/ssoLogin.do", "/portal2017/util/redirectToCard.do",
+				"/portal2017/util/portletRedir.do", "/portal2017/util/appSysRedir.do"}},
 		{Name: "card", Origin: "https://bdcard.pku.edu.cn",
 			Auth:  Auth{Headers: []string{"synjones-auth"}},
 			Login: Login{Redirect: iaaaPrefix, Status: []int{401}, JSON: map[string][]string{"code": {"401"}}},
@@ -99,34 +112,40 @@ func Builtin() Catalogue {
 				"User-Agent":       "PKUANDROID2.2.0 okhttp/4.12.0",
 			},
 			Query:       map[string]string{"synAccessSource": "h5"},
-			Concurrency: 2},
+			Concurrency: 2,
+			Entry:       []string{"/berserker-auth/"}},
 		{Name: "card-legacy", Origin: "https://card.pku.edu.cn",
-			Auth: Auth{Cookies: []string{"hallticket"}}, Login: iaaaLogin},
+			Auth: Auth{Cookies: []string{"hallticket"}}, Login: iaaaLogin, Entry: []string{"/cassyno/index"}},
 		{Name: "treehole", Origin: "https://treehole.pku.edu.cn",
 			Auth:  Auth{Cookies: []string{"pku_token", "_session", "XSRF-TOKEN"}, Headers: []string{"Authorization", "uuid"}},
 			Login: Login{Redirect: iaaaPrefix, Status: []int{401}},
-			CSRF:  CSRF{Cookie: "XSRF-TOKEN", Header: "X-XSRF-TOKEN"}},
+			CSRF:  CSRF{Cookie: "XSRF-TOKEN", Header: "X-XSRF-TOKEN"},
+			Entry: []string{"/chapi/cas_iaaa_login", "/ch/web/iaaa_success"}},
 		{Name: "wproc", Origin: "https://wproc.pku.edu.cn",
 			Auth:  Auth{Cookies: []string{"*"}},
-			Login: Login{Redirect: "/site/login/cas-login", Redirects: []string{iaaaPrefix}}},
+			Login: Login{Redirect: "/site/login/cas-login", Redirects: []string{iaaaPrefix}},
+			Entry: []string{"/site/login/"}},
 		{Name: "xiaobei", Origin: "https://xiaobei.pku.edu.cn",
 			Auth:  Auth{Cookies: []string{"session"}},
-			Login: Login{Redirect: iaaaPrefix, Status: []int{401}}},
+			Login: Login{Redirect: iaaaPrefix, Status: []int{401}},
+			Entry: []string{"/api/api_validate"}},
 		{Name: "course", Origin: "https://course.pku.edu.cn",
 			Auth:  Auth{Cookies: []string{"*"}},
-			Login: Login{Redirect: iaaaPrefix, Redirects: []string{"/webapps/login"}}},
+			Login: Login{Redirect: iaaaPrefix, Redirects: []string{"/webapps/login"}},
+			Entry: []string{"/webapps/bb-sso-BBLEARN/"}},
 		{Name: "elective", Origin: "https://elective.pku.edu.cn",
-			Auth: Auth{Cookies: []string{"JSESSIONID"}}, Login: iaaaLogin, Concurrency: 1},
+			Auth: Auth{Cookies: []string{"JSESSIONID"}}, Login: iaaaLogin, Concurrency: 1,
+			Entry: []string{"/elective2008/ssoLogin.do"}},
 		{Name: "dean", Origin: "https://dean.pku.edu.cn"},
 		{Name: "eecs", Origin: "https://eecs.pku.edu.cn"},
 		{Name: "simso", Origin: "https://simso.pku.edu.cn"},
 		{Name: "library", Origin: "https://www.lib.pku.edu.cn"},
 		{Name: "bdkj", Origin: "https://bdkj.pku.edu.cn",
-			Auth: Auth{Cookies: []string{"JWTUser", "SESSION"}}, Login: iaaaLogin},
+			Auth: Auth{Cookies: []string{"JWTUser", "SESSION"}}, Login: iaaaLogin, Entry: []string{"/login/oauth"}},
 		{Name: "its", Origin: "https://its.pku.edu.cn",
-			Auth: Auth{Cookies: []string{"*"}}, Login: Login{Redirect: "/cas/login"}},
+			Auth: Auth{Cookies: []string{"*"}}, Login: Login{Redirect: "/cas/login"}, Entry: []string{"/cas/"}},
 		{Name: "cwfw", Origin: "https://cwfw.pku.edu.cn",
-			Auth: Auth{Cookies: []string{"*"}}, Login: iaaaLogin},
+			Auth: Auth{Cookies: []string{"*"}}, Login: iaaaLogin, Entry: []string{"/WFManager/home2.jsp"}},
 	}
 	c := make(Catalogue, len(list))
 	for _, s := range list {
@@ -175,12 +194,12 @@ func (c Catalogue) Validate() error {
 // maxConfigBytes bounds a services or secrets file.
 const maxConfigBytes = 1 << 20
 
-var serviceKeys = []string{"origin", "auth", "login", "csrf", "headers", "query", "concurrency"}
+var serviceKeys = []string{"origin", "auth", "login", "csrf", "headers", "query", "concurrency", "entry"}
 
 // LoadServices reads a services file (CONTRACT.md): a YAML mapping from
 // service name to {origin, auth: {cookies, headers}, login: {redirect,
 // redirects, status, json}, csrf: {cookie, header}, headers, query,
-// concurrency}. Unknown keys, anchors, aliases and tags are refused; every
+// concurrency, entry}. Unknown keys, anchors, aliases and tags are refused; every
 // problem is reported as FILE:LINE:COL: message.
 func LoadServices(path string) (Catalogue, error) {
 	src, err := readConfig(path)
@@ -302,6 +321,8 @@ func decodeService(doc *yamlx.Doc, m *yamlx.Map, s *Service, l *diag.List) {
 			if v, ok := doc.Int(f.Value, what+" concurrency", l); ok {
 				s.Concurrency = int(v)
 			}
+		case "entry":
+			s.Entry, _ = doc.Strings(f.Value, what+" entry", l)
 		}
 	}
 }
@@ -443,6 +464,7 @@ type service struct {
 	loginPaths  []string                // login prefixes that are paths (any host)
 	loginURLs   []loginURL              // login prefixes that are absolute URLs
 	urlHost     string                  // host[:port] as a URL holds it
+	entry       []string                // entry point prefixes, in entryForm
 	csrfHeader  string                  // CSRF.Header, canonical
 	sem         chan struct{}           // requests in flight, across calls (set by New)
 	sess        atomic.Pointer[session] // the signing material of the session last seen
@@ -553,6 +575,26 @@ func compileService(name string, s *Service) (*service, error) {
 		fq.Set(k, v)
 	}
 	cs.fixedQuery = fq.Encode()
+	for _, p := range s.Entry {
+		cp, err := normalisePath(p)
+		if err != nil || cp.query != "" {
+			return nil, fmt.Errorf("service %q: entry point %q must be a path starting with / (no query)", name, p)
+		}
+		cs.entry = append(cs.entry, entryForm(cp.decoded))
+	}
+	for _, p := range cs.loginPaths {
+		cs.entry = append(cs.entry, entryForm(p))
+	}
+	for _, l := range cs.loginURLs {
+		if l.origin == o.str {
+			if d, err := url.PathUnescape(l.path); err == nil {
+				cs.entry = append(cs.entry, entryForm(d))
+			}
+		}
+	}
+	if len(cs.entry) > 256 {
+		return nil, fmt.Errorf("service %q: more than 256 entry points", name)
+	}
 	if s.Concurrency < 0 || s.Concurrency > 64 {
 		return nil, fmt.Errorf("service %q: concurrency must be between 0 and 64", name)
 	}
@@ -591,4 +633,42 @@ func validHeaderValue(s string) bool {
 		}
 	}
 	return true
+}
+
+// entryForm is the form in which paths are compared with entry points:
+// each segment without its ";parameters" (a servlet container drops them
+// before matching), without trailing dots and spaces (a Windows server
+// drops them), in lower case (some servers match without case).
+func entryForm(decoded string) string {
+	segs := strings.Split(decoded, "/")
+	for i, sg := range segs {
+		if j := strings.IndexByte(sg, ';'); j >= 0 {
+			sg = sg[:j]
+		}
+		segs[i] = strings.ToLower(strings.TrimRight(sg, ". "))
+	}
+	return strings.Join(segs, "/")
+}
+
+// isEntry reports whether a decoded campus path is one of the service's
+// login or hand-off entry points, also once more decoded (a server that
+// decodes twice).
+func (s *service) isEntry(decoded string) bool {
+	if len(s.entry) == 0 {
+		return false
+	}
+	forms := []string{entryForm(decoded)}
+	if strings.IndexByte(decoded, '%') >= 0 {
+		if d2, err := url.PathUnescape(decoded); err == nil {
+			forms = append(forms, entryForm(d2))
+		}
+	}
+	for _, f := range forms {
+		for _, e := range s.entry {
+			if prefixMatch(f, e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -55,7 +55,7 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 			return nil, &RequestError{Service: t.name(), URL: c.p.red.string(cur.String()), cause: ErrRefused,
 				Msg: "the server switched protocols (101 Switching Protocols), which the proxy never asks for"}
 		}
-		if err := c.absorbCookies(t, cur, resp); err != nil {
+		if err := c.absorbCookies(t, req, resp); err != nil {
 			drain(resp)
 			return nil, c.redactErr(err)
 		}
@@ -152,7 +152,7 @@ func (c *Call) follow(t *target, cur, next *url.URL) *url.URL {
 	if err != nil {
 		return nil
 	}
-	if g := c.campus[t.svc.Name]; g == nil || !g.allows(cp.decoded) {
+	if g := c.campus[t.svc.Name]; g == nil || !g.allows(cp.decoded) || t.svc.isEntry(cp.decoded) {
 		return nil
 	}
 	return &url.URL{Scheme: cur.Scheme, Host: cur.Host, Path: cp.decoded, RawPath: cp.escaped,
@@ -178,20 +178,30 @@ func (s *service) matchesLogin(u *url.URL) bool {
 	return false
 }
 
-// absorbCookies takes the Set-Cookie lines of a response: a session cookie
-// of the service is saved to the keystore (and redacted from now on);
-// any other cookie goes to the call's jar for this origin only.
-func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error {
+// absorbCookies takes the Set-Cookie lines of a response. The keystore
+// changes only by the host's refresh rule, which a plugin cannot steer: a
+// new value for a cookie the stored session already holds, set by the
+// service on a path that is not an entry point, in answer to a request
+// that carried the stored value and named no hand-off parameter (token,
+// ticket, ...). Any other cookie, also one named like a session cookie
+// (a new name, no stored session, an answer the rule does not take), goes
+// to the call's jar for this origin only: it may serve the rest of the
+// call, and never reaches another call or the keystore. A session
+// cookie's new value the step did not send is a credential from then on.
+func (c *Call) absorbCookies(t *target, req *http.Request, resp *http.Response) error {
 	if len(resp.Header["Set-Cookie"]) == 0 {
 		return nil
 	}
+	cur := req.URL
 	org := originOf(cur)
 	now := c.p.now()
 	var refresh map[string]string
 	var fresh []string // session values the redactor does not know yet
 	var stored *ServiceSecrets
+	mayStore := false
 	if t.svc != nil {
 		stored, _ = c.p.keys.Get(t.svc.Name)
+		mayStore = stored != nil && c.mayRefresh(t, req)
 	}
 	cks := resp.Cookies()
 	// A later line for the same session cookie replaces an earlier one,
@@ -218,17 +228,23 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 			if checkSecretValue(ck.Value) != nil || strings.ContainsAny(ck.Value, ";\" ,\\") {
 				continue // too short or odd to be a session: neither stored nor redacted
 			}
-			if !c.p.red.knows(ck.Value) {
+			if !c.p.red.knows(ck.Value) && !c.stepSent(t, ck.Value) {
 				fresh = append(fresh, ck.Value)
 			}
-			if stored != nil && stored.Cookies[ck.Name] == ck.Value {
-				continue
+			if stored != nil {
+				if old, held := stored.Cookies[ck.Name]; held {
+					if old == ck.Value {
+						continue
+					}
+					if mayStore && carriedCookie(req, ck.Name, old) {
+						if refresh == nil {
+							refresh = map[string]string{}
+						}
+						refresh[ck.Name] = ck.Value
+						continue
+					}
+				}
 			}
-			if refresh == nil {
-				refresh = map[string]string{}
-			}
-			refresh[ck.Name] = ck.Value
-			continue
 		}
 		c.jarMu.Lock()
 		m := c.jar[org]
@@ -259,6 +275,129 @@ func (c *Call) absorbCookies(t *target, cur *url.URL, resp *http.Response) error
 		}
 	}
 	return nil
+}
+
+// mayRefresh is the part of the refresh rule that depends on the request:
+// the hop's path is no entry point, and neither the step's request nor
+// the hop names a hand-off parameter (a step that sends someone's ticket
+// to an ordinary path must not get that account's session stored).
+func (c *Call) mayRefresh(t *target, req *http.Request) bool {
+	if t.svc.isEntry(req.URL.Path) {
+		return false
+	}
+	if namesHandoff(req.URL.RawQuery) || namesHandoff(t.u.RawQuery) || namesHandoff(t.u.Path) {
+		return false
+	}
+	return len(t.body) == 0 || !namesHandoff(string(t.body))
+}
+
+// carriedCookie reports whether the request's Cookie header held name=value.
+func carriedCookie(req *http.Request, name, value string) bool {
+	want := name + "=" + value
+	for _, line := range req.Header["Cookie"] {
+		for _, part := range strings.Split(line, ";") {
+			if strings.TrimSpace(part) == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isHandoffName reports whether a parameter or field name is one that
+// carries a session hand-off: a token, a ticket, a JWT.
+func isHandoffName(k string) bool {
+	if len(k) < 2 || len(k) > 64 {
+		return false
+	}
+	var b [64]byte
+	n := 0
+	for i := 0; i < len(k); i++ {
+		ch := k[i]
+		if ch == '-' || ch == '_' || ch == '.' {
+			continue
+		}
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		b[n] = ch
+		n++
+	}
+	w := string(b[:n])
+	switch w {
+	case "jwt", "ssoticketid", "synjonesauth", "st", "sid", "session", "sessionid", "jsessionid", "authorization", "bearer":
+		return true
+	}
+	return strings.HasSuffix(w, "token") || strings.HasSuffix(w, "ticket") || strings.HasSuffix(w, "jwt")
+}
+
+// namesHandoff reports whether s (a query, a path, a form or JSON body)
+// names a hand-off parameter: such a name followed by "=" or ":" (a
+// quote between them allowed).
+func namesHandoff(s string) bool {
+	for i := 0; i < len(s); {
+		if !wordByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && wordByte(s[j]) {
+			j++
+		}
+		k := j
+		if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+			k++
+		}
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k < len(s) && (s[k] == '=' || s[k] == ':') && isHandoffName(s[i:j]) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// stepSent reports whether v is (or lies inside) something the step put
+// into its request: its path, query, header values or body, as sent or
+// once decoded. Such a value is the step's own choice; registering it as
+// a credential would let the marker's presence answer the step's
+// questions.
+func (c *Call) stepSent(t *target, v string) bool {
+	if t.sentText == nil {
+		var b strings.Builder
+		add := func(s string) {
+			b.WriteString(s)
+			b.WriteByte(0)
+			if d, err := url.QueryUnescape(s); err == nil && d != s {
+				b.WriteString(d)
+				b.WriteByte(0)
+			}
+			if d, err := url.PathUnescape(s); err == nil && d != s {
+				b.WriteString(d)
+				b.WriteByte(0)
+			}
+		}
+		add(t.u.EscapedPath())
+		add(t.u.Path)
+		add(t.u.RawQuery)
+		for _, vs := range t.header {
+			for _, x := range vs {
+				add(x)
+			}
+		}
+		if len(t.body) > 0 {
+			add(string(t.body))
+		}
+		s := b.String()
+		t.sentText = &s
+	}
+	return v != "" && strings.Contains(*t.sentText, v)
 }
 
 // minHandoffLen is the shortest redirect parameter value taken for a

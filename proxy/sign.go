@@ -74,14 +74,6 @@ func (s *service) session(p *Proxy, ss *ServiceSecrets) *session {
 	return se
 }
 
-// seSS is the stored session behind se, or nil.
-func seSS(se *session) *ServiceSecrets {
-	if se == nil {
-		return nil
-	}
-	return se.ss
-}
-
 // sign builds a hop's headers: the step's, then for a campus request the
 // service's fixed headers, its session (only its own) and its CSRF header;
 // the call's jar cookies for exactly this origin.
@@ -143,8 +135,10 @@ func (c *Call) sign(t *target, cur *url.URL, hasBody bool) http.Header {
 		}
 		c.jarMu.Lock()
 		for n, v := range jar {
-			if s != nil && s.isSessionCookie(seSS(se), n) {
-				continue
+			if se != nil && s.isSessionCookie(se.ss, n) {
+				if _, held := se.ss.Cookies[n]; held {
+					continue // the stored session's value wins
+				}
 			}
 			cookies = append(cookies, n+"="+v)
 		}

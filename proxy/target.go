@@ -18,7 +18,10 @@ type target struct {
 	ctype  string
 	sem    chan struct{} // the campus service's or the web origin's
 	urlStr string        // url.String(), when known
-	u      url.URL
+	// sentText is what the step put into the request (path, query,
+	// headers, body, raw and decoded), built when first needed.
+	sentText *string
+	u        url.URL
 	// resp is the answer Do returns: one allocation with the target.
 	resp Response
 }
@@ -137,6 +140,9 @@ func (c *Call) campusTarget(t *target, r *Request) error {
 	cp, err := normalisePath(r.Path)
 	if err != nil {
 		return err
+	}
+	if svc.isEntry(cp.decoded) {
+		return fmt.Errorf("%w: path %q is a login or hand-off entry point of campus service %q; sessions belong to the host (it signs in and hands them on), a step never requests these paths", ErrRefused, cp.decoded, r.Service)
 	}
 	if !g.allows(cp.decoded) {
 		return fmt.Errorf("%w: path %q is outside the paths declared for campus service %q", ErrRefused, cp.decoded, r.Service)

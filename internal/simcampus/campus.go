@@ -36,6 +36,9 @@ type ServiceEntry struct {
 	Origin string `yaml:"origin" json:"origin"`
 	Auth   Auth   `yaml:"auth,omitempty" json:"auth"`
 	Login  Login  `yaml:"login,omitempty" json:"login"`
+	// Entry lists the login and hand-off entry points (the services
+	// file's entry key): paths a step never requests.
+	Entry []string `yaml:"entry,omitempty" json:"entry,omitempty"`
 }
 
 // Auth names the cookies and headers the proxy attaches for a service.
@@ -219,6 +222,7 @@ func (c *Campus) Services() map[string]ServiceEntry {
 		v.Auth.Cookies = append([]string(nil), v.Auth.Cookies...)
 		v.Auth.Headers = append([]string(nil), v.Auth.Headers...)
 		v.Login.Status = append([]int(nil), v.Login.Status...)
+		v.Entry = append([]string(nil), v.Entry...)
 		if v.Login.JSON != nil {
 			j := make(map[string][]string, len(v.Login.JSON))
 			for k, vs := range v.Login.JSON {

@@ -31,12 +31,14 @@ const (
 func (c *Campus) buildEntries() map[string]ServiceEntry {
 	o := c.origins
 	return map[string]ServiceEntry{
-		Portal: {Origin: o[Portal], Auth: Auth{Cookies: []string{portalCookie}}, Login: Login{Redirect: iaaaLoginPath}},
+		Portal: {Origin: o[Portal], Auth: Auth{Cookies: []string{portalCookie}}, Login: Login{Redirect: iaaaLoginPath},
+			Entry: []string{"/publicQuery/ssoLogin.do", "/portal2017/ssoLogin.do"}},
 		Card: {Origin: o[Card], Auth: Auth{Headers: []string{cardHeader}},
 			Login: Login{Status: []int{http.StatusUnauthorized}, JSON: map[string][]string{"code": {"401"}}}},
 		Treehole: {Origin: o[Treehole], Auth: Auth{Headers: []string{treeholeHeader}},
 			Login: Login{Status: []int{http.StatusUnauthorized}}},
-		Wproc: {Origin: o[Wproc], Auth: Auth{Cookies: []string{wprocCookie}}, Login: Login{Redirect: wprocLoginPath}},
+		Wproc: {Origin: o[Wproc], Auth: Auth{Cookies: []string{wprocCookie}}, Login: Login{Redirect: wprocLoginPath},
+			Entry: []string{"/site/login/"}},
 		Xiaobei: {Origin: o[Xiaobei], Auth: Auth{Cookies: []string{xiaobeiCookie}},
 			Login: Login{Status: []int{http.StatusUnauthorized}}},
 		Dean:    {Origin: o[Dean]},
