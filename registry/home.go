@@ -7,6 +7,7 @@ import (
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/remote"
 )
 
 // StateStore keeps installed plugins' modes and enabled flags in the fetch
@@ -110,6 +111,11 @@ func OpenHome(ctx context.Context, fs *fetch.Store, bundled []Bundle, opts ...Op
 	}
 	r := New(append([]Option{WithStore(NewStateStore(fs))}, opts...)...)
 	addHome(r, installed, bundled)
+	if r.remoteConn != nil {
+		if err := r.addRemotes(remote.Store{Dir: fs.Dir()}); err != nil {
+			r.note(err)
+		}
+	}
 	return r, nil
 }
 

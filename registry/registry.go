@@ -27,6 +27,7 @@ type Registry struct {
 	settingsErr error
 	loaded      bool
 	cache       *Cache
+	remoteConn  RemoteConn
 }
 
 // Option configures a Registry.

@@ -27,7 +27,7 @@ func bundledDocuments() ([]registry.Bundle, error) {
 }
 
 // openRegistry builds the registry of the home folder: the bundled official
-// documents, the installed ones and the settings tools. Problems (a quarantined plugin, a
+// documents, the installed ones, the remote plugins and the settings tools. Problems (a quarantined plugin, a
 // clash of ids) go to stderr as warnings.
 func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*registry.Registry, error) {
 	store, err := openStore(app)
@@ -38,6 +38,7 @@ func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*regi
 	if err != nil {
 		return nil, Exit(ExitFailed, err)
 	}
+	opts = append([]registry.Option{registry.WithRemote(remoteConn(store.Dir()))}, opts...)
 	r, err := registry.OpenHome(ctx, store, bundled, opts...)
 	if err != nil {
 		return nil, Exit(ExitFailed, err)
