@@ -16,8 +16,8 @@
 // .lock file. Writes are atomic and made under the lock; loads verify the
 // stored files against their hash and quarantine a plugin whose files changed.
 //
-// For the daily update check: ListRefs lists a repository's refs without
-// fetching objects, RefCache shares one listing among the documents of one
-// repository, CheckGit compares an installed entry's ref with it, and
-// CheckURL makes a conditional request with the kept validators.
+// For the daily update check (package update): ListRefs lists a
+// repository's refs without fetching objects, ResolveRef splits a link's
+// REF/PATH against them, and CheckURL makes a conditional request with the
+// kept validators.
 package fetch

@@ -120,7 +120,7 @@ func TestFetchGitRefs(t *testing.T) {
 	}
 }
 
-func TestListRefsAndCache(t *testing.T) {
+func TestListRefs(t *testing.T) {
 	s := newGitServer(t)
 	dir := s.repo("acme/r", true)
 	c := s.commit(dir, "main", map[string]string{"PLUGIN.md": doc("x")})
@@ -131,15 +131,6 @@ func TestListRefsAndCache(t *testing.T) {
 	assert.Equal(t, c, refs["refs/heads/main"].String())
 	assert.Equal(t, c, refs["refs/tags/v1"].String(), "annotated tags are peeled")
 	assert.Equal(t, c, refs["HEAD"].String())
-
-	before := s.requests.Load()
-	cache := NewRefCache(nil)
-	for i := 0; i < 5; i++ {
-		r, err := cache.Refs(context.Background(), url)
-		require.NoError(t, err)
-		assert.Equal(t, refs, r)
-	}
-	assert.Equal(t, int64(1), s.requests.Load()-before, "one listing for five documents of one repository")
 }
 
 func TestResolveRef(t *testing.T) {
@@ -166,46 +157,6 @@ func TestResolveRef(t *testing.T) {
 	assert.ErrorContains(t, err, "no branch or tag matches")
 	_, err = ResolveRef(refs, "0123456/p")
 	assert.ErrorContains(t, err, "full 40-hex commit id")
-}
-
-func TestCheckGit(t *testing.T) {
-	t.Parallel()
-	s := newGitServer(t)
-	dir := s.repo("acme/upd", true)
-	c1 := s.commit(dir, "main", map[string]string{"a/PLUGIN.md": doc("a"), "b/PLUGIN.md": doc("b")})
-	ctx := context.Background()
-	var entries []*Entry
-	for _, p := range []string{"a", "b"} {
-		l := mustLink(t, "https://github.com/acme/upd/tree/main/"+p)
-		res, err := FetchGit(ctx, l, GitOptions{Base: s.Base()})
-		require.NoError(t, err)
-		entries = append(entries, &Entry{ID: p, Link: l.String(), Kind: KindGitHub, Ref: res.Ref, Commit: res.Commit})
-	}
-	pinned := &Entry{ID: "c", Link: "https://github.com/acme/upd/tree/" + c1 + "/a", Kind: KindGitHub, Commit: c1}
-
-	before := s.requests.Load()
-	cache := NewRefCache(nil)
-	for _, e := range entries {
-		changed, commit, err := CheckGit(ctx, cache, s.Base(), e)
-		require.NoError(t, err)
-		assert.False(t, changed)
-		assert.Equal(t, c1, commit)
-	}
-	changed, _, err := CheckGit(ctx, cache, s.Base(), pinned)
-	require.NoError(t, err)
-	assert.False(t, changed)
-	assert.Equal(t, int64(1), s.requests.Load()-before, "one ref listing, no objects")
-
-	c2 := s.commit(dir, "main", map[string]string{"a/PLUGIN.md": doc("a2"), "b/PLUGIN.md": doc("b")})
-	changed, commit, err := CheckGit(ctx, NewRefCache(nil), s.Base(), entries[0])
-	require.NoError(t, err)
-	assert.True(t, changed)
-	assert.Equal(t, c2, commit)
-
-	s.git(dir, nil, "update-ref", "-d", "refs/heads/main")
-	s.commit(dir, "other", map[string]string{"x": "y"})
-	_, _, err = CheckGit(ctx, NewRefCache(nil), s.Base(), entries[0])
-	assert.ErrorContains(t, err, "refs/heads/main is gone")
 }
 
 func TestFetchKinds(t *testing.T) {

@@ -3,7 +3,6 @@ package fetch
 import (
 	"fmt"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
 	"github.com/pkuinfo/harness/internal/gittest"
@@ -16,11 +15,10 @@ type gitServer struct {
 	srv      *httptest.Server
 	root     string
 	env      []string
-	requests *atomic.Int64
 }
 
 func wrapGitServer(s *gittest.Server) *gitServer {
-	return &gitServer{Server: s, srv: s.Srv, root: s.Root, env: s.Env, requests: &s.Requests}
+	return &gitServer{Server: s, srv: s.Srv, root: s.Root, env: s.Env}
 }
 
 func newGitServer(t testing.TB) *gitServer { t.Helper(); return wrapGitServer(gittest.New(t)) }

@@ -47,35 +47,3 @@ func TestFetchGitSharedTrees(t *testing.T) {
 		}
 	}
 }
-
-// TestAcceptPendingReviewed: a check that replaced the pending update after
-// the user was shown its sheet does not get the replacement accepted.
-func TestAcceptPendingReviewed(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, err := OpenStore(t.TempDir())
-	require.NoError(t, err)
-	require.NoError(t, s.Install(ctx, entry("a"), docFiles("a"), false))
-	pend := func(files map[string][]byte) string {
-		var h string
-		require.NoError(t, s.Update(ctx, func(tx *Tx) error {
-			var err error
-			h, err = tx.Put(files)
-			tx.State.Plugins["a"].Pending = &Pending{Hash: h, Version: "2.0.0", Wider: true}
-			return err
-		}))
-		return h
-	}
-	shown := pend(docFiles("a2"))
-	now := pend(docFiles("a3"))
-	_, err = s.AcceptPending(ctx, "a", shown)
-	require.ErrorIs(t, err, ErrPendingChanged)
-	e, err := s.Get("a")
-	require.NoError(t, err)
-	require.Equal(t, now, e.Pending.Hash, "nothing changed")
-	require.NotEqual(t, now, e.Hash)
-	e, err = s.AcceptPending(ctx, "a", now)
-	require.NoError(t, err)
-	require.Equal(t, now, e.Hash)
-	require.Nil(t, e.Pending)
-}

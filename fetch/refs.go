@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
@@ -84,52 +83,6 @@ func ListRefs(ctx context.Context, repoURL string, client *http.Client) (map[str
 	return r.refs, nil
 }
 
-// RefCache shares one ref listing per repository among several callers
-// (the documents of one repository cost one request). Concurrent callers for
-// the same URL wait for the one listing in flight. The zero value is not
-// usable: use NewRefCache.
-type RefCache struct {
-	client *http.Client
-	mu     sync.Mutex
-	calls  map[string]*refCall
-}
-
-type refCall struct {
-	done chan struct{}
-	refs map[string]plumbing.Hash
-	err  error
-}
-
-// NewRefCache makes a cache; client nil means a default client.
-func NewRefCache(client *http.Client) *RefCache {
-	if client == nil {
-		client = gitClient(DefaultDeadline)
-	}
-	return &RefCache{client: client, calls: map[string]*refCall{}}
-}
-
-// Refs is ListRefs(ctx, repoURL) done once per repoURL for the cache's life
-// (errors are kept too).
-func (c *RefCache) Refs(ctx context.Context, repoURL string) (map[string]plumbing.Hash, error) {
-	c.mu.Lock()
-	call, ok := c.calls[repoURL]
-	if !ok {
-		call = &refCall{done: make(chan struct{})}
-		c.calls[repoURL] = call
-		c.mu.Unlock()
-		call.refs, call.err = ListRefs(ctx, repoURL, c.client)
-		close(call.done)
-	} else {
-		c.mu.Unlock()
-	}
-	select {
-	case <-call.done:
-		return call.refs, call.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 var shaRe = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // Resolved is a GitHub link's REF/PATH split against a repository's refs.
@@ -178,34 +131,4 @@ func ResolveRef(refs map[string]plumbing.Hash, refPath string) (Resolved, error)
 		return Resolved{Commit: plumbing.NewHash(first), Path: rest}, nil
 	}
 	return Resolved{}, fmt.Errorf("no branch or tag matches %q (expected REF/PATH with REF a branch, a tag or a full 40-hex commit id)", truncate(refPath, 120))
-}
-
-// CheckGit reports whether the ref an installed GitHub entry follows now
-// names another commit, with one ref listing per repository through cache
-// (no object is fetched). base is HARNESS_GIT_BASE ("" for GitHub). An entry
-// pinned to a commit never changes; a ref that is gone is an error.
-func CheckGit(ctx context.Context, cache *RefCache, base string, e *Entry) (changed bool, commit string, err error) {
-	if e.Kind != KindGitHub {
-		return false, "", fmt.Errorf("%s is not a GitHub link", e.Link)
-	}
-	if e.Ref == "" {
-		return false, e.Commit, nil
-	}
-	l, err := ParseLink(e.Link)
-	if err != nil {
-		return false, "", err
-	}
-	repoURL, err := l.CloneURL(base)
-	if err != nil {
-		return false, "", err
-	}
-	refs, err := cache.Refs(ctx, repoURL)
-	if err != nil {
-		return false, "", err
-	}
-	h, ok := refs[e.Ref]
-	if !ok {
-		return false, "", fmt.Errorf("%s: %s is gone from the repository", e.Link, e.Ref)
-	}
-	return h.String() != e.Commit, h.String(), nil
 }

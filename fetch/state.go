@@ -165,3 +165,77 @@ func jsonKeys(t reflect.Type) []string {
 	}
 	return out
 }
+
+// LastUpdate records the last update applied to an installed plugin, so
+// that the user can see what changed (even an update that only rewrote the
+// instructions). It is kept in the entry under "lastUpdate".
+type LastUpdate struct {
+	FromVersion string    `json:"fromVersion,omitempty"`
+	ToVersion   string    `json:"toVersion,omitempty"`
+	FromHash    string    `json:"fromHash"`
+	ToHash      string    `json:"toHash"`
+	At          time.Time `json:"at"`
+	// Accepted is true when the user accepted it (a wider update or a
+	// downgrade); false when it applied by itself (same or narrower).
+	Accepted bool `json:"accepted"`
+	Wider    bool `json:"wider"`
+	// Changes is the diff summary, one line per change ("+" widens,
+	// "-" narrows or removes).
+	Changes []string `json:"changes"`
+}
+
+const (
+	lastUpdateKey = "lastUpdate"
+	warningKey    = "warning"
+)
+
+// LastUpdate returns the record of the last applied update, or nil.
+func (e *Entry) LastUpdate() *LastUpdate {
+	raw, ok := e.Extra[lastUpdateKey]
+	if !ok {
+		return nil
+	}
+	var u LastUpdate
+	if json.Unmarshal(raw, &u) != nil {
+		return nil
+	}
+	return &u
+}
+
+// SetLastUpdate records the last applied update (nil forgets it).
+func (e *Entry) SetLastUpdate(u *LastUpdate) {
+	if u == nil {
+		delete(e.Extra, lastUpdateKey)
+		return
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return
+	}
+	if e.Extra == nil {
+		e.Extra = map[string]json.RawMessage{}
+	}
+	e.Extra[lastUpdateKey] = b
+}
+
+// Warning is why a pending update is held (a downgrade), or "".
+func (p *Pending) Warning() string {
+	var w string
+	if raw, ok := p.Extra[warningKey]; ok {
+		_ = json.Unmarshal(raw, &w)
+	}
+	return w
+}
+
+// SetWarning records why a pending update is held.
+func (p *Pending) SetWarning(w string) {
+	if w == "" {
+		delete(p.Extra, warningKey)
+		return
+	}
+	b, _ := json.Marshal(w)
+	if p.Extra == nil {
+		p.Extra = map[string]json.RawMessage{}
+	}
+	p.Extra[warningKey] = b
+}

@@ -12,12 +12,7 @@
 // default ports, trailing dots, "./" and duplicate entries) and lists every
 // change, marking those that widen what the document may reach or do. An
 // update whose diff is not Wider may be applied at once; a wider one waits for
-// the user. Decide turns a diff, the versions and the hashes into that
-// decision, including the downgrade rule.
+// the user (the update package decides and applies updates).
 //
-// Checker checks installed links for updates (at most daily, one ref listing
-// per GitHub repository, conditional requests for URL documents) and returns
-// a Result per document without touching the store; Record writes those
-// results into the fetch package's store (apply, hold as pending, keep the
-// error), and Store.Accept applies a pending update.
+// The package works on parsed documents only: it fetches nothing.
 package review

@@ -8,6 +8,7 @@ import (
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/review"
+	"github.com/pkuinfo/harness/update"
 	"github.com/spf13/cobra"
 )
 
@@ -61,8 +62,8 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 				// cannot be read. No content hash is this value.
 				shown = "none"
 			}
-			e, err := st.AcceptPending(cmd.Context(), args[0], shown)
-			if errors.Is(err, fetch.ErrPendingChanged) && sheet == nil {
+			e, err := update.Accept(cmd.Context(), st, args[0], shown)
+			if errors.Is(err, update.ErrPendingChanged) && sheet == nil {
 				why := "it arrived while accept looked for it"
 				if e, gerr := st.Get(args[0]); gerr == nil && e.Pending != nil {
 					if _, ferr := st.Files(e.Pending.Hash); ferr != nil {
@@ -71,10 +72,10 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 				}
 				return Exitf(ExitFailed, "%s: the pending update could not be read to show its sheet (%s); nothing applied", args[0], why)
 			}
-			if errors.Is(err, fetch.ErrPendingChanged) {
+			if errors.Is(err, update.ErrPendingChanged) {
 				return Exitf(ExitFailed, "%s: the pending update changed while its sheet was shown; nothing applied (run accept again to see the new one)", args[0])
 			}
-			if errors.Is(err, fetch.ErrNoPending) {
+			if errors.Is(err, update.ErrNoPending) {
 				return Exitf(ExitFailed, "%s: no pending update", args[0])
 			}
 			if errors.Is(err, fetch.ErrNotInstalled) {

@@ -11,6 +11,7 @@ import (
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/review"
+	"github.com/pkuinfo/harness/update"
 	"github.com/spf13/cobra"
 )
 
@@ -83,11 +84,11 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 			if err != nil {
 				return Exit(ExitFailed, err)
 			}
-			var list []review.Installed
+			var list []update.Installed
 			var skipped []updateReport
 			for _, id := range sortedIDs(state) {
 				e := state.Plugins[id]
-				if in, ok := review.InstalledFrom(e); ok {
+				if in, ok := update.InstalledFrom(e); ok {
 					list = append(list, in)
 					continue
 				}
@@ -97,11 +98,11 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 				}
 				skipped = append(skipped, updateReport{ID: id, Status: "skipped", Warning: why, Changes: []string{}})
 			}
-			c := &review.Checker{Now: now, Force: force, GitBase: app.Getenv("HARNESS_GIT_BASE"), Load: review.LoadFrom(st),
+			c := &update.Checker{Now: now, Force: force, GitBase: app.Getenv("HARNESS_GIT_BASE"), Load: update.LoadFrom(st),
 				Validate: documentCheck}
 			results := c.Check(ctx, list)
 			if !check {
-				recorded, err := review.RecordEach(ctx, st, list, results, now)
+				recorded, err := update.Record(ctx, st, list, results, now)
 				if err != nil {
 					return Exit(ExitFailed, err)
 				}
@@ -109,7 +110,7 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 					if r.Checked && !recorded[i] {
 						// Another run (or an install) changed the entry
 						// first: what it decided stands, not this one.
-						results[i] = review.Result{ID: r.ID, Status: review.StatusSkipped,
+						results[i] = update.Result{ID: r.ID, Status: update.StatusSkipped,
 							Err: errors.New("the entry changed while it was checked (another update or install ran); nothing recorded: harness list shows what is installed")}
 					}
 				}
@@ -117,9 +118,9 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 			reports := make([]updateReport, len(results))
 			for i, r := range results {
 				rep := updateReport{ID: r.ID, Status: string(r.Status), Version: r.Version, Hash: r.Hash,
-					Wider: r.Decision.Delta.Wider, Warning: r.Decision.Warning, Changes: review.ChangeLines(r.Decision.Delta)}
-				rep.Applied = r.Status == review.StatusApply && !check
-				if r.Err != nil && r.Status == review.StatusSkipped {
+					Wider: r.Decision.Delta.Wider, Warning: r.Decision.Warning, Changes: update.ChangeLines(r.Decision.Delta)}
+				rep.Applied = r.Status == update.StatusApply && !check
+				if r.Err != nil && r.Status == update.StatusSkipped {
 					rep.Warning = r.Err.Error()
 				} else if r.Err != nil {
 					rep.Error = r.Err.Error()
@@ -169,50 +170,50 @@ func sortedIDs(s *fetch.State) []string {
 	return ids
 }
 
-func printUpdates(app *App, list []review.Installed, results []review.Result, check bool) {
+func printUpdates(app *App, list []update.Installed, results []update.Result, check bool) {
 	w := app.Stdout
 	if len(results) == 0 {
 		fmt.Fprintln(w, "no installed links to check")
 		return
 	}
-	changes := func(r review.Result) {
-		for _, l := range review.ChangeLines(r.Decision.Delta) {
+	changes := func(r update.Result) {
+		for _, l := range update.ChangeLines(r.Decision.Delta) {
 			fmt.Fprintf(w, "    %s\n", review.SafeText(l))
 		}
 	}
 	for i, r := range results {
 		in := list[i]
 		switch r.Status {
-		case review.StatusNotDue:
+		case update.StatusNotDue:
 			fmt.Fprintf(w, "%s: not due (last checked %s); --force checks now\n", r.ID, in.LastChecked.UTC().Format(time.RFC3339))
-		case review.StatusUnchanged:
+		case update.StatusUnchanged:
 			if r.StillPending {
 				fmt.Fprintf(w, "%s: unchanged; an update is still pending (harness accept %s)\n", r.ID, r.ID)
 			} else {
 				fmt.Fprintf(w, "%s: unchanged\n", r.ID)
 			}
-		case review.StatusApply:
+		case update.StatusApply:
 			verb := "updated"
 			if check {
 				verb = "would update"
 			}
 			fmt.Fprintf(w, "%s: %s %s → %s (same or narrower access)\n", r.ID, verb, in.Version, r.Version)
 			changes(r)
-		case review.StatusPending:
+		case update.StatusPending:
 			fmt.Fprintf(w, "%s: update %s asks for wider access and waits for your confirmation; the installed %s keeps working\n", r.ID, r.Version, in.Version)
 			changes(r)
 			if !check {
 				fmt.Fprintf(w, "    harness accept %s applies it\n", r.ID)
 			}
-		case review.StatusHeld:
+		case update.StatusHeld:
 			fmt.Fprintf(w, "%s: update held: %s\n", r.ID, review.SafeText(r.Decision.Warning))
 			changes(r)
 			if !check {
 				fmt.Fprintf(w, "    harness accept %s installs it anyway\n", r.ID)
 			}
-		case review.StatusSkipped:
+		case update.StatusSkipped:
 			fmt.Fprintf(w, "%s: %s\n", r.ID, review.SafeText(r.Err.Error()))
-		case review.StatusFailed:
+		case update.StatusFailed:
 			fmt.Fprintf(w, "%s: check failed, the installed version keeps working: %s\n", r.ID, review.SafeText(r.Err.Error()))
 		}
 	}

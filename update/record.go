@@ -1,4 +1,4 @@
-package review
+package update
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/review"
 )
 
 // maxErrorText bounds an error kept in the state.
@@ -14,16 +15,16 @@ const maxErrorText = 500
 
 // ChangeLines summarises a delta one line per change: "+ " widens, "- "
 // narrows or removes, "  " is neutral.
-func ChangeLines(d Delta) []string {
+func ChangeLines(d review.Delta) []string {
 	out := make([]string, 0, len(d.Changes))
 	for _, c := range d.Changes {
 		// The lines are stored and printed later as they are: no control
 		// character from a document may reach a terminal through them.
-		msg := safe(c.Message)
+		msg := review.SafeText(c.Message)
 		switch {
 		case c.Wider:
 			out = append(out, "+ "+msg)
-		case c.Kind == Narrowed || c.Kind == Removed:
+		case c.Kind == review.Narrowed || c.Kind == review.Removed:
 			out = append(out, "- "+msg)
 		default:
 			out = append(out, "  "+msg)
@@ -62,19 +63,12 @@ func LoadFrom(st *fetch.Store) func(Installed) (*manifest.Plugin, error) {
 // each check; same or narrower versions installed (with a LastUpdate saying
 // what changed); wider versions and downgrades stored and held as pending
 // (the installed version keeps working); failures kept as the entry's last
-// error. A result whose entry changed since it was read (removed,
-// reinstalled) is skipped. Versions no longer referenced are removed.
-func Record(ctx context.Context, st *fetch.Store, checked []Installed, results []Result, now time.Time) error {
-	_, err := RecordEach(ctx, st, checked, results, now)
-	return err
-}
-
-// RecordEach is Record, and it reports for each result whether it was
-// recorded: false for one not checked, for one whose entry changed since it
-// was read (another update or an install got there first), and for a new
-// version that could not be stored; so that nobody is told an update
-// applied that another run decided.
-func RecordEach(ctx context.Context, st *fetch.Store, checked []Installed, results []Result, now time.Time) ([]bool, error) {
+// error. Versions no longer referenced are removed. It reports for each
+// result whether it was recorded: false for one not checked, for one whose
+// entry changed since it was read (removed, reinstalled: another update or
+// an install got there first), and for a new version that could not be
+// stored; so that nobody is told an update applied that another run decided.
+func Record(ctx context.Context, st *fetch.Store, checked []Installed, results []Result, now time.Time) ([]bool, error) {
 	recorded := make([]bool, len(results))
 	err := st.Update(ctx, func(tx *fetch.Tx) error {
 		for i, r := range results {
@@ -92,7 +86,7 @@ func RecordEach(ctx context.Context, st *fetch.Store, checked []Installed, resul
 			}
 			switch r.Status {
 			case StatusFailed:
-				msg := SafeText(r.Err.Error())
+				msg := review.SafeText(r.Err.Error())
 				if len(msg) > maxErrorText {
 					msg = msg[:maxErrorText] + "…"
 				}

@@ -1,7 +1,9 @@
-package review
+package update
 
 import (
 	"fmt"
+
+	"github.com/pkuinfo/harness/review"
 
 	"golang.org/x/mod/semver"
 )
@@ -24,8 +26,8 @@ const (
 
 // Decision is a verdict with its reasons.
 type Decision struct {
-	Verdict Verdict `json:"verdict"`
-	Delta   Delta   `json:"delta"`
+	Verdict Verdict      `json:"verdict"`
+	Delta   review.Delta `json:"delta"`
 	// Warning explains a held update.
 	Warning string `json:"warning,omitempty"`
 }
@@ -44,7 +46,7 @@ func CompareVersions(a, b string) (cmp int, ok bool) {
 // the same hash is Same; a lower version, or the same version with other
 // content, or versions that cannot be ordered, are Held; wider access is
 // Pending; anything else is Apply. d is Diff(installed, candidate).
-func Decide(installedVersion, installedHash, newVersion, newHash string, d Delta) Decision {
+func Decide(installedVersion, installedHash, newVersion, newHash string, d review.Delta) Decision {
 	if installedHash != "" && installedHash == newHash {
 		return Decision{Verdict: Same, Delta: d}
 	}

@@ -1,4 +1,4 @@
-package review
+package update
 
 import (
 	"net/http/httptest"

@@ -1,25 +1,26 @@
-package review
+package update
 
 import (
 	"testing"
 
+	"github.com/pkuinfo/harness/review"
 	"github.com/stretchr/testify/require"
 )
 
 func TestDecide(t *testing.T) {
-	wider := Delta{Wider: true, Changes: []Change{{Wider: true}}}
-	narrow := Delta{Changes: []Change{{Kind: Removed}}}
+	wider := review.Delta{Wider: true, Changes: []review.Change{{Wider: true}}}
+	narrow := review.Delta{Changes: []review.Change{{Kind: review.Removed}}}
 	for _, c := range []struct {
 		name          string
 		oldV, newV    string
 		oldH, newH    string
-		d             Delta
+		d             review.Delta
 		want          Verdict
 		warningWanted bool
 	}{
-		{"same hash", "1.0.0", "1.0.0", "h1:a", "h1:a", Delta{}, Same, false},
+		{"same hash", "1.0.0", "1.0.0", "h1:a", "h1:a", review.Delta{}, Same, false},
 		{"narrower newer", "1.0.0", "1.1.0", "h1:a", "h1:b", narrow, Apply, false},
-		{"neutral newer", "1.0.0", "1.0.1", "h1:a", "h1:b", Delta{Changes: []Change{}}, Apply, false},
+		{"neutral newer", "1.0.0", "1.0.1", "h1:a", "h1:b", review.Delta{Changes: []review.Change{}}, Apply, false},
 		{"wider newer", "1.0.0", "2.0.0", "h1:a", "h1:b", wider, Pending, false},
 		{"lower version", "1.2.0", "1.1.9", "h1:a", "h1:b", narrow, Held, true},
 		{"same version other content", "1.2.0", "1.2.0", "h1:a", "h1:b", narrow, Held, true},

@@ -1,18 +1,21 @@
-package review
+package update
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/review"
+	"golang.org/x/sync/errgroup"
 )
 
 // Installed is what the update check needs to know of an installed document.
@@ -169,27 +172,39 @@ func (c *Checker) Check(ctx context.Context, list []Installed) []Result {
 		todo = append(todo, i)
 	}
 
-	// One ref listing per repository, Parallel at once.
-	urls := sortedKeys(repos)
-	each(len(urls), par, func(k int) {
-		rr := repos[urls[k]]
-		ctx, cancel := context.WithTimeout(ctx, c.timeout())
-		defer cancel()
-		rr.refs, rr.err = fetch.ListRefs(ctx, rr.url, c.GitClient)
-	})
+	// One ref listing per repository, Parallel at once. The goroutines
+	// return no error: every failure is kept in its repository's listing
+	// or its document's result.
+	var lists errgroup.Group
+	lists.SetLimit(par)
+	for _, u := range slices.Sorted(maps.Keys(repos)) {
+		rr := repos[u]
+		lists.Go(func() error {
+			ctx, cancel := context.WithTimeout(ctx, c.timeout())
+			defer cancel()
+			rr.refs, rr.err = fetch.ListRefs(ctx, rr.url, c.GitClient)
+			return nil
+		})
+	}
+	lists.Wait()
 
-	each(len(todo), par, func(k int) {
-		i := todo[k]
-		ctx, cancel := context.WithTimeout(ctx, c.timeout())
-		defer cancel()
-		defer func() {
-			// A bug met by one hostile document fails that document only.
-			if p := recover(); p != nil {
-				res[i].fail(fmt.Errorf("internal error while checking %s: %v", list[i].ID, p))
-			}
-		}()
-		c.checkOne(ctx, list[i], links[i], repos, &res[i])
-	})
+	var checks errgroup.Group
+	checks.SetLimit(par)
+	for _, i := range todo {
+		checks.Go(func() error {
+			ctx, cancel := context.WithTimeout(ctx, c.timeout())
+			defer cancel()
+			defer func() {
+				// A bug met by one hostile document fails that document only.
+				if p := recover(); p != nil {
+					res[i].fail(fmt.Errorf("internal error while checking %s: %v", list[i].ID, p))
+				}
+			}()
+			c.checkOne(ctx, list[i], links[i], repos, &res[i])
+			return nil
+		})
+	}
+	checks.Wait()
 	return res
 }
 
@@ -198,21 +213,6 @@ func (c *Checker) timeout() time.Duration {
 		return c.Timeout
 	}
 	return fetch.DefaultDeadline
-}
-
-// each runs f(k) for k in [0, n) with at most par at once.
-func each(n, par int, f func(k int)) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, par)
-	for k := 0; k < n; k++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(k int) {
-			defer func() { <-sem; wg.Done() }()
-			f(k)
-		}(k)
-	}
-	wg.Wait()
 }
 
 func (r *Result) fail(err error) {
@@ -330,7 +330,7 @@ func (c *Checker) judge(in Installed, files manifest.Files, r *Result) {
 	if in.Version == "" {
 		in.Version = old.Version
 	}
-	r.Decision = Decide(in.Version, in.Hash, p.Version, h, Diff(old, p))
+	r.Decision = Decide(in.Version, in.Hash, p.Version, h, review.Diff(old, p))
 	switch r.Decision.Verdict {
 	case Same:
 		r.Status = StatusUnchanged
