@@ -12,9 +12,9 @@ import (
 // with the names these tests use.
 type gitServer struct {
 	*gittest.Server
-	srv      *httptest.Server
-	root     string
-	env      []string
+	srv  *httptest.Server
+	root string
+	env  []string
 }
 
 func wrapGitServer(s *gittest.Server) *gitServer {
