@@ -27,6 +27,7 @@ type tool struct {
 	slots    int
 	limits   Limits
 	services []string
+	uses     []steps.Use // the first request naming each service, in services' order
 }
 
 // Compile decodes and compiles every tool's steps: jq programs, selectors
@@ -63,10 +64,13 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		for _, u := range c.Uses {
 			if u.Service != "" && !seen[u.Service] {
 				seen[u.Service] = true
-				tl2.services = append(tl2.services, u.Service)
+				tl2.uses = append(tl2.uses, u)
 			}
 		}
-		sort.Strings(tl2.services)
+		sort.Slice(tl2.uses, func(i, j int) bool { return tl2.uses[i].Service < tl2.uses[j].Service })
+		for _, u := range tl2.uses {
+			tl2.services = append(tl2.services, u.Service)
+		}
 		prog.tools[t.Name] = tl2
 	}
 	l.Sort()
@@ -293,4 +297,14 @@ func (p *Program) Services(name string) []string {
 		return nil
 	}
 	return t.services
+}
+
+// ServiceUses lists, for each campus service a tool's requests name (in
+// Services' order), the first request that names it, with its position.
+func (p *Program) ServiceUses(name string) []steps.Use {
+	t, ok := p.tools[name]
+	if !ok {
+		return nil
+	}
+	return t.uses
 }

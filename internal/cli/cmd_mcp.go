@@ -2,19 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/pkuinfo/harness/interpreter"
-	"github.com/pkuinfo/harness/manifest"
-	"github.com/pkuinfo/harness/proxy"
 	"github.com/pkuinfo/harness/registry"
-	"github.com/pkuinfo/harness/steps"
 	"github.com/spf13/cobra"
 )
 
@@ -48,38 +41,12 @@ keystore (or --secrets) and the built-in service catalogue (plus --services).`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			res, err := parseResolve(resolve)
+			h, stop, err := openHost(app, hostFlags{services: services, secrets: secrets, resolve: resolve}, true)
 			if err != nil {
-				return Exit(ExitUsage, err)
+				return err
 			}
-			cat := proxy.Builtin()
-			if services != "" {
-				over, err := proxy.LoadServices(services)
-				if err != nil {
-					return Exit(ExitUsage, err)
-				}
-				cat = cat.Merge(over)
-			}
-			dir, err := app.Home()
-			if err != nil {
-				return Exit(ExitFailed, err)
-			}
-			var keys proxy.Keystore
-			if secrets != "" {
-				sec, err := proxy.LoadSecrets(secrets)
-				if err != nil {
-					return Exit(ExitUsage, err)
-				}
-				keys = proxy.MemKeystore(sec)
-			} else if _, err := os.Stat(filepath.Join(dir, "keystore.json")); err == nil {
-				ks, err := proxy.OpenKeystore(filepath.Join(dir, "keystore.json"))
-				if err != nil {
-					return Exit(ExitFailed, err)
-				}
-				keys = ks
-			}
-			px := proxy.New(proxy.Config{Catalogue: cat, Keystore: keys, Resolve: res})
-			opts := append(capabilityOption(cmd, caps), registry.WithCompiler(documentCompiler(dir, cat, px)))
+			defer stop()
+			opts := append(capabilityOption(cmd, caps), h.RegistryOptions()...)
 			r, err := openRegistry(ctx, app, opts...)
 			if err != nil {
 				return err
@@ -111,41 +78,3 @@ keystore (or --secrets) and the built-in service catalogue (plus --services).`,
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// documentCompiler compiles a document with the interpreter; each call runs
-// through its own proxy call (cookie jar, counters), with the plugin's KV
-// store when it declares kv, and the registry's preference values.
-func documentCompiler(home string, cat proxy.Catalogue, px *proxy.Proxy) registry.Compiler {
-	return func(p *manifest.Plugin) (registry.Runner, error) {
-		prog, l := interpreter.Compile(p, interpreter.WithAuthHeaders(authHeaders(cat)))
-		if l.HasErrors() {
-			return nil, fmt.Errorf("%s does not compile: %v", p.ID, l.Err())
-		}
-		return registry.RunnerFunc(func(ctx context.Context, req registry.RunRequest) (any, error) {
-			for _, svc := range prog.Services(req.Tool) {
-				if _, ok := cat[svc]; !ok {
-					return nil, fmt.Errorf("tool %s calls campus service %q, which the service catalogue does not know", req.Tool, svc)
-				}
-			}
-			call := px.NewCall(p.ID, p.Access)
-			opts := []interpreter.RunOption{
-				interpreter.WithTransport(interpreter.ProxyTransport{Call: call}),
-				interpreter.WithRedact(call.Redact),
-				interpreter.WithPrefs(req.Prefs),
-			}
-			if p.HasAbility("kv") {
-				lim, _ := prog.Limits(req.Tool)
-				kv, err := steps.OpenKV(home, p.ID, req.Trust != registry.Official, lim)
-				if err != nil {
-					return nil, err
-				}
-				opts = append(opts, interpreter.WithKV(kv))
-			}
-			res, err := prog.Run(ctx, req.Tool, req.Input, opts...)
-			if err != nil {
-				return nil, errors.New(call.Redact(err.Error()))
-			}
-			return json.RawMessage(call.Redact(string(res.JSON))), nil
-		}), nil
-	}
-}

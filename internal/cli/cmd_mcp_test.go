@@ -65,12 +65,18 @@ type mcpSession struct {
 // startMCP starts `harness mcp ARGS...` with HARNESS_HOME=home.
 func startMCP(t *testing.T, home string, args ...string) *mcpSession {
 	t.Helper()
+	return startMCPEnv(t, map[string]string{"HARNESS_HOME": home}, args...)
+}
+
+// startMCPEnv starts `harness mcp ARGS...` with the environment env.
+func startMCPEnv(t *testing.T, env map[string]string, args ...string) *mcpSession {
+	t.Helper()
 	inR, inW := io.Pipe()   // client -> server
 	outR, outW := io.Pipe() // server -> client
 	m := &mcpSession{in: inW, done: make(chan int, 1)}
 	go func() {
 		code := Main(append([]string{"mcp"}, args...), inR, io.MultiWriter(outW, &m.stdout), &m.stderr,
-			func(k string) string { return map[string]string{"HARNESS_HOME": home}[k] })
+			func(k string) string { return env[k] })
 		outW.Close()
 		m.done <- code
 	}()

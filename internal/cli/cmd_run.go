@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 
-	"github.com/pkuinfo/harness/interpreter"
+	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
 	"github.com/pkuinfo/harness/registry"
@@ -24,16 +22,13 @@ func init() { register(50, newRunCmd) }
 const MaxInputBytes = 1 << 20
 
 type runFlags struct {
-	input    string
-	actor    string
-	tainted  bool
-	approve  bool
-	trust    string
-	services string
-	secrets  string
-	resolve  []string
-	trace    bool
-	campus   bool
+	hostFlags
+	input   string
+	actor   string
+	tainted bool
+	approve bool
+	trust   string
+	trace   bool
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -84,8 +79,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 	if f.trust != "official" && f.trust != "community" {
 		return Exitf(ExitUsage, "--trust must be official or community, not %q", f.trust)
 	}
-	resolve, err := parseResolve(f.resolve)
-	if err != nil {
+	if _, err := parseResolve(f.resolve); err != nil {
 		return Exit(ExitUsage, err)
 	}
 	// The document: a local path, else an installed ID.
@@ -131,99 +125,106 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		return Exit(d.ExitCode(), errors.New("refused: "+d.Message))
 	}
 
-	clock, err := app.Clock()
+	needHome := p.HasAbility("kv") || prefsNeeded(p)
+	h, stop, err := openHost(app, f.hostFlags, needHome)
 	if err != nil {
 		return err
 	}
-	if f.campus {
-		if f.services != "" || f.secrets != "" {
-			return Exitf(ExitUsage, "--campus brings its own services and session: leave out --services and --secrets")
-		}
-		stop, err := startCampus(clock, f)
-		if err != nil {
-			return Exit(ExitFailed, err)
-		}
-		defer stop()
-	}
-	cat := proxy.Builtin()
-	if f.services != "" {
-		over, err := proxy.LoadServices(f.services)
-		if err != nil {
-			return Exit(ExitUsage, err)
-		}
-		cat = cat.Merge(over)
-	}
-	prog, l := interpreter.Compile(p, interpreter.WithAuthHeaders(authHeaders(cat)), interpreter.WithClock(clock))
+	defer stop()
+	doc, l := h.Load(p)
 	if l.HasErrors() {
 		printDiagnostics(app.Stderr, l)
 		return Exitf(ExitFailed, "tool %q does not compile", toolName)
 	}
-	for _, svc := range prog.Services(toolName) {
-		if _, ok := cat[svc]; !ok {
-			return Exitf(ExitFailed, "tool %q calls campus service %q, which neither the built-in catalogue nor --services knows", toolName, svc)
-		}
-	}
-	var keys proxy.Keystore
-	if f.secrets != "" {
-		sec, err := proxy.LoadSecrets(f.secrets)
-		if err != nil {
-			return Exit(ExitUsage, err)
-		}
-		if fi, err := os.Stat(f.secrets); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-			// The file is the user's to keep; the home keystore, which
-			// the engine writes, refuses such a mode outright.
-			app.warn(fmt.Sprintf("%s can be read by other users of this machine (mode %#o): chmod 600 it", f.secrets, fi.Mode().Perm()))
-		}
-		keys = proxy.MemKeystore(sec)
-	} else if dir, err := app.Home(); err == nil {
-		if _, err := os.Stat(filepath.Join(dir, "keystore.json")); err == nil {
-			ks, err := proxy.OpenKeystore(filepath.Join(dir, "keystore.json"))
-			if err != nil {
-				return Exit(ExitFailed, err)
-			}
-			keys = ks
-		}
-	}
-	px := proxy.New(proxy.Config{Catalogue: cat, Keystore: keys, Resolve: resolve})
-	call := px.NewCall(p.ID, p.Access)
-	opts := []interpreter.RunOption{
-		interpreter.WithTransport(interpreter.ProxyTransport{Call: call}),
-		interpreter.WithRedact(call.Redact),
-	}
+	call := host.Call{Tool: toolName, Input: in, Trust: registry.Trust(trust)}
 	if f.trace {
-		opts = append(opts, interpreter.WithTrace(interpreter.TraceWriter(app.Stderr, call.Redact)))
+		call.Trace = app.Stderr
 	}
-	if p.HasAbility("kv") || prefsNeeded(p) {
-		dir, err := app.Home()
-		if err != nil {
-			return Exit(ExitFailed, err)
-		}
-		if p.HasAbility("kv") {
-			lim, _ := prog.Limits(toolName)
-			kv, err := steps.OpenKV(dir, p.ID, trust != "official", lim)
-			if err != nil {
-				return Exit(ExitFailed, err)
-			}
-			opts = append(opts, interpreter.WithKV(kv))
-		}
-		home := &registry.HomeStore{Dir: dir}
-		if prefs, err := home.Prefs(registry.PrefsKey(p.ID, registry.Trust(trust))); err != nil {
-			return Exit(ExitFailed, err)
-		} else if prefs != nil {
-			opts = append(opts, interpreter.WithPrefs(prefs))
-		}
-	}
-	res, err := prog.Run(ctx, toolName, input, opts...)
+	res, err := doc.Run(ctx, call)
 	if err != nil {
-		var ie *interpreter.InputError
-		if errors.As(err, &ie) {
+		var ue *host.UnknownServiceError
+		switch {
+		case host.IsInputError(err):
 			return Exit(ExitUsage, err)
+		case errors.As(err, &ue):
+			return Exitf(ExitFailed, "%s: tool %q calls campus service %q, which neither the built-in catalogue nor --services knows", ue.Pos, ue.Tool, ue.Service)
 		}
-		return Exit(ExitFailed, errors.New(call.Redact(err.Error())))
+		return Exit(ExitFailed, err)
 	}
-	out := call.Redact(string(res.JSON))
-	fmt.Fprintln(app.Stdout, out)
+	fmt.Fprintln(app.Stdout, string(res.JSON))
 	return nil
+}
+
+// hostFlags are the flags of the commands that run tools: where the campus
+// services are and the sessions that sign them.
+type hostFlags struct {
+	services string
+	secrets  string
+	resolve  []string
+	campus   bool
+}
+
+// openHost builds a command's one host from its flags: the catalogue (the
+// built-in one, over it --services or the simulated campus's services), the
+// keystore (--secrets, the campus's demo session, else the home folder's),
+// --resolve, the clock (HARNESS_NOW) and the home folder. needHome makes a
+// home folder that cannot be found an error. stop ends the simulated
+// campus; it is never nil.
+func openHost(app *App, f hostFlags, needHome bool) (*host.Host, func(), error) {
+	nop := func() {}
+	resolve, err := parseResolve(f.resolve)
+	if err != nil {
+		return nil, nop, Exit(ExitUsage, err)
+	}
+	clock, err := app.Clock()
+	if err != nil {
+		return nil, nop, err
+	}
+	cfg := host.Config{Catalogue: proxy.Builtin(), Resolve: resolve, Clock: clock}
+	stop := nop
+	if f.campus {
+		if f.services != "" || f.secrets != "" {
+			return nil, nop, Exitf(ExitUsage, "--campus brings its own services and session: leave out --services and --secrets")
+		}
+		over, sec, end, err := startCampus(clock)
+		if err != nil {
+			return nil, nop, Exit(ExitFailed, err)
+		}
+		stop = end
+		cfg.Catalogue = cfg.Catalogue.Merge(over)
+		cfg.Keystore = proxy.MemKeystore(sec)
+	}
+	fail := func(code int, err error) (*host.Host, func(), error) {
+		stop()
+		return nil, nop, Exit(code, err)
+	}
+	if f.services != "" {
+		over, err := proxy.LoadServices(f.services)
+		if err != nil {
+			return fail(ExitUsage, err)
+		}
+		cfg.Catalogue = cfg.Catalogue.Merge(over)
+	}
+	dir, herr := app.Home()
+	if herr == nil {
+		cfg.Home = dir
+	} else if needHome {
+		return fail(ExitFailed, herr)
+	}
+	if f.secrets != "" {
+		sec, err := host.ReadSecretsFile(f.secrets, app.warn)
+		if err != nil {
+			return fail(ExitUsage, err)
+		}
+		cfg.Keystore = proxy.MemKeystore(sec)
+	} else if cfg.Keystore == nil && cfg.Home != "" {
+		ks, err := host.HomeKeystore(cfg.Home)
+		if err != nil {
+			return fail(ExitFailed, err)
+		}
+		cfg.Keystore = ks
+	}
+	return host.New(cfg), stop, nil
 }
 
 func parseInput(s string) (any, error) {

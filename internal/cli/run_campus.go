@@ -2,39 +2,36 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/pkuinfo/harness/internal/simcampus"
+	"github.com/pkuinfo/harness/proxy"
 )
 
-// startCampus starts the simulated campus for one run and points the run's
-// --services and --secrets at its files (written to a private temp folder,
-// removed by stop).
-func startCampus(clock func() time.Time, f *runFlags) (stop func(), err error) {
+// startCampus starts the simulated campus for one run and returns its
+// services (to lay over the built-in catalogue) and its demo session, in
+// memory; stop ends the campus.
+func startCampus(clock func() time.Time) (proxy.Catalogue, proxy.Secrets, func(), error) {
 	c, err := simcampus.Start(simcampus.WithClock(clock))
 	if err != nil {
-		return nil, fmt.Errorf("the simulated campus did not start: %v", err)
+		return nil, nil, nil, fmt.Errorf("the simulated campus did not start: %v", err)
 	}
-	dir, err := os.MkdirTemp("", "harness-campus-run-")
-	if err != nil {
+	cat := proxy.Catalogue{}
+	for name, e := range c.Services() {
+		cat[name] = &proxy.Service{
+			Name:   name,
+			Origin: e.Origin,
+			Auth:   proxy.Auth{Cookies: e.Auth.Cookies, Headers: e.Auth.Headers},
+			Login:  proxy.Login{Redirect: e.Login.Redirect, Status: e.Login.Status, JSON: e.Login.JSON},
+		}
+	}
+	sec := proxy.Secrets{}
+	for name, e := range c.Secrets() {
+		sec[name] = &proxy.ServiceSecrets{Cookies: e.Cookies, Headers: e.Headers}
+	}
+	if err := cat.Validate(); err != nil {
 		c.Close()
-		return nil, err
+		return nil, nil, nil, fmt.Errorf("the simulated campus's services: %v", err)
 	}
-	stop = func() {
-		c.Close()
-		os.RemoveAll(dir)
-	}
-	f.services = filepath.Join(dir, "services.yaml")
-	f.secrets = filepath.Join(dir, "secrets.yaml")
-	if err := os.WriteFile(f.services, c.ServicesYAML(), 0o600); err != nil {
-		stop()
-		return nil, err
-	}
-	if err := os.WriteFile(f.secrets, c.SecretsYAML(), 0o600); err != nil {
-		stop()
-		return nil, err
-	}
-	return stop, nil
+	return cat, sec, func() { c.Close() }, nil
 }

@@ -1,0 +1,74 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/proxy"
+	"github.com/pkuinfo/harness/registry"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func parse(t *testing.T, files map[string]string) *manifest.Plugin {
+	t.Helper()
+	fs := manifest.Files{}
+	for k, v := range files {
+		fs[k] = []byte(v)
+	}
+	p, l := manifest.Parse(fs)
+	require.False(t, l.HasErrors(), "%v", l.Err())
+	return p
+}
+
+// A tool naming a campus service the host's catalogue lacks fails with
+// the step's FILE:LINE:COL, before anything is sent; the document's other
+// tools still run.
+func TestUnknownServiceIsPositioned(t *testing.T) {
+	p := parse(t, map[string]string{
+		"PLUGIN.md":       "---\nid: lab\nname: L\ndescription: d\nversion: 1.0.0\nrequires: [campus-session]\naccess:\n  campus: [lab-booking]\n---\nI.\n",
+		"tools/book.yaml": "description: d\neffect: read\nsteps:\n  - request: {service: lab-booking, path: /x}\n",
+		"tools/ping.yaml": "description: d\neffect: read\nsteps:\n  - return: '\"pong\"'\n",
+	})
+	h := host.New(host.Config{})
+	doc, l := h.Load(p)
+	require.False(t, l.HasErrors(), "%v", l.Err())
+	_, err := doc.Run(context.Background(), host.Call{Tool: "book"})
+	var ue *host.UnknownServiceError
+	require.True(t, errors.As(err, &ue), "%v", err)
+	assert.Equal(t, `tools/book.yaml:4:24: tool "book" calls campus service "lab-booking", which the service catalogue does not know`, err.Error())
+	res, err := doc.Run(context.Background(), host.Call{Tool: "ping"})
+	require.NoError(t, err)
+	assert.Equal(t, `"pong"`, string(res.JSON))
+
+	// With the service in the catalogue the tool is sent (and fails on
+	// the closed port, not on the catalogue).
+	h = host.New(host.Config{Catalogue: proxy.Catalogue{"lab-booking": {Name: "lab-booking", Origin: "http://127.0.0.1:1"}}})
+	doc, _ = h.Load(p)
+	_, err = doc.Run(context.Background(), host.Call{Tool: "book"})
+	require.Error(t, err)
+	assert.False(t, errors.As(err, &ue), "%v", err)
+}
+
+// Without a home folder a plugin's store lives in memory for the host's
+// life, one per plugin and trust.
+func TestStoreInMemoryWithoutHome(t *testing.T) {
+	p := parse(t, map[string]string{
+		"PLUGIN.md":        "---\nid: counter\nname: C\ndescription: d\nversion: 1.0.0\naccess:\n  abilities: [kv]\n---\nI.\n",
+		"tools/count.yaml": "description: d\neffect: write\nsteps:\n  - kv_get: n\n  - jq: '(. // 0) + 1'\n    as: n\n  - kv_set: {key: n, value: '$n'}\n  - return: '$n'\n",
+	})
+	h := host.New(host.Config{})
+	doc, l := h.Load(p)
+	require.False(t, l.HasErrors(), "%v", l.Err())
+	for _, want := range []string{"1", "2", "3"} {
+		res, err := doc.Run(context.Background(), host.Call{Tool: "count", Trust: registry.Community})
+		require.NoError(t, err)
+		assert.Equal(t, want, string(res.JSON))
+	}
+	res, err := doc.Run(context.Background(), host.Call{Tool: "count", Trust: registry.Official})
+	require.NoError(t, err)
+	assert.Equal(t, "1", string(res.JSON), "an official document's store is not a community one's")
+}
