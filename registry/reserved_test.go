@@ -7,6 +7,7 @@ import (
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
+	"github.com/pkuinfo/harness/steps"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -109,4 +110,45 @@ func TestReservedIDsAddDocument(t *testing.T) {
 	_, ok = r.Lookup("clock__" + clock{}.Name())
 	assert.True(t, ok)
 	assert.Len(t, r.Problems(), 2, "each dropped document is listed")
+}
+
+// ForgetData deletes the stores steps.OpenKV and HomeStore write, in both
+// trusts, and keeps the official ones when asked.
+func TestForgetData(t *testing.T) {
+	dir := t.TempDir()
+	write := func(trust registry.Trust) {
+		kv, err := steps.OpenKV(dir, "notes", trust == registry.Community, steps.DefaultLimits())
+		require.NoError(t, err)
+		require.NoError(t, kv.Set("k", "v"))
+		require.NoError(t, (&registry.HomeStore{Dir: dir}).SetPrefs(registry.PrefsKey("notes", trust), map[string]any{"p": 1.0}))
+	}
+	stored := func(trust registry.Trust) (kv, prefs bool) {
+		k, err := steps.OpenKV(dir, "notes", trust == registry.Community, steps.DefaultLimits())
+		require.NoError(t, err)
+		_, kv, err = k.Get("k")
+		require.NoError(t, err)
+		m, err := (&registry.HomeStore{Dir: dir}).Prefs(registry.PrefsKey("notes", trust))
+		require.NoError(t, err)
+		return kv, m != nil
+	}
+	write(registry.Community)
+	write(registry.Official)
+	f, err := registry.ForgetData(dir, "notes", true)
+	require.NoError(t, err)
+	assert.Equal(t, registry.Forgotten{KV: true, Preferences: true, KeptOfficial: true}, f)
+	kv, prefs := stored(registry.Community)
+	assert.False(t, kv || prefs)
+	kv, prefs = stored(registry.Official)
+	assert.True(t, kv && prefs, "the official data is kept")
+
+	f, err = registry.ForgetData(dir, "notes", false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"kv", "preferences"}, f.What())
+	kv, prefs = stored(registry.Official)
+	assert.False(t, kv || prefs)
+	f, err = registry.ForgetData(dir, "notes", false)
+	require.NoError(t, err)
+	assert.Empty(t, f.What())
+	_, err = registry.ForgetData(dir, "../x", false)
+	assert.Error(t, err)
 }
