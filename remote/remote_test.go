@@ -309,3 +309,68 @@ func TestAServerEchoingItsTokenDoesNotPrintIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"auth": "", "": []any{""}}, d, "no token: nothing replaced")
 }
+
+func TestRefreshHoldsAWiderToolListAndAcceptApplies(t *testing.T) {
+	ts := newTestServer(t, "grow", func(s *mcp.Server) {
+		rawTool(s, &mcp.Tool{Name: "list", InputSchema: objSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return textResult("[]"), nil
+			})
+	})
+	st := Store{Dir: t.TempDir()}
+	ctx := context.Background()
+	day := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	m, err := Discover(ctx, Conn{URL: ts.URL}, day)
+	require.NoError(t, err)
+	require.NoError(t, st.Change(func(all map[string]*Entry) error { all[m.ID] = &Entry{Manifest: m, Added: day}; return nil }))
+	conn := func(m *Manifest) Conn { return Conn{URL: m.URL} }
+
+	rep, err := st.Refresh(ctx, m.ID, conn, day, false, false)
+	require.NoError(t, err)
+	assert.Equal(t, "unchanged", rep.Status)
+	rep, err = st.Refresh(ctx, m.ID, conn, day.Add(time.Hour), false, false)
+	require.NoError(t, err)
+	assert.Equal(t, "skipped", rep.Status, "at most once a day")
+
+	// The server gains a write tool: wider, held.
+	srv2 := newTestServer(t, "grow", func(s *mcp.Server) {
+		rawTool(s, &mcp.Tool{Name: "list", InputSchema: objSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return textResult("[]"), nil
+			})
+		rawTool(s, &mcp.Tool{Name: "wipe", InputSchema: objSchema},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return textResult("{}"), nil
+			})
+	})
+	conn2 := func(m *Manifest) Conn { return Conn{URL: srv2.URL} }
+	rep, err = st.Refresh(ctx, m.ID, conn2, day.Add(25*time.Hour), false, true)
+	require.NoError(t, err)
+	assert.Equal(t, "pending", rep.Status, "--check reports")
+	all, _ := st.Load()
+	assert.Nil(t, all[m.ID].Pending, "--check writes nothing")
+	rep, err = st.Refresh(ctx, m.ID, conn2, day.Add(25*time.Hour), false, false)
+	require.NoError(t, err)
+	assert.Equal(t, "pending", rep.Status)
+	assert.Equal(t, []Change{{Tool: "wipe", What: "new write tool", Wider: true}}, rep.Changes)
+	all, _ = st.Load()
+	assert.Nil(t, all[m.ID].Manifest.Tool("wipe"), "the cached tools stay until accepted")
+	require.NotNil(t, all[m.ID].Pending)
+
+	_, err = st.Accept(m.ID, time.Time{})
+	assert.Error(t, err, "a pending list other than the one shown is not applied")
+	got, err := st.Accept(m.ID, all[m.ID].Pending.Listed)
+	require.NoError(t, err)
+	assert.NotNil(t, got.Tool("wipe"))
+	_, err = st.Accept(m.ID, got.Listed)
+	assert.Error(t, err, "nothing pending")
+
+	// A server that is down: recorded, the cached tools kept.
+	srv2.Close()
+	rep, err = st.Refresh(ctx, m.ID, conn2, day.Add(50*time.Hour), false, false)
+	require.NoError(t, err)
+	assert.Equal(t, "failed", rep.Status)
+	all, _ = st.Load()
+	assert.NotEmpty(t, all[m.ID].Error)
+	assert.NotNil(t, all[m.ID].Manifest.Tool("wipe"))
+}

@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
+	"github.com/pkuinfo/harness/remote"
 	"github.com/pkuinfo/harness/review"
 	"github.com/pkuinfo/harness/update"
 	"github.com/spf13/cobra"
@@ -26,6 +28,9 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 			st, _, err := updateStore(app)
 			if err != nil {
 				return err
+			}
+			if strings.HasPrefix(args[0], remote.Prefix) {
+				return acceptRemote(app, st.Dir(), args[0])
 			}
 			// The update's sheet, its widening lines marked, before it
 			// applies; and what applies is that update, not another that a

@@ -101,3 +101,71 @@ func TestMCPServesRemotePluginsUnderTheSameRules(t *testing.T) {
 	assert.Equal(t, 0, m.stop(t), m.stderr.String())
 	assert.False(t, strings.Contains(m.stdout.String()+m.stderr.String(), remoteToken))
 }
+
+func TestListShowsRemotePlugins(t *testing.T) {
+	home, _ := addDemoRemote(t)
+	env := map[string]string{"HARNESS_HOME": home}
+	code, out, errs := runCLI(t, env, "list")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "remote plugins (MCP servers, community):")
+	assert.Contains(t, out, "mcp-demo-canteen")
+	assert.NotContains(t, out, "no documents installed")
+	code, out, errs = runCLI(t, env, "list", "--json")
+	require.Equal(t, 0, code, errs)
+	var list []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &list))
+	require.Len(t, list, 1)
+	assert.Equal(t, "mcp-demo-canteen", list[0]["id"])
+	assert.Equal(t, "remote", list[0]["kind"])
+	assert.Equal(t, "community", list[0]["trust"])
+	assert.NotContains(t, out, remoteToken)
+}
+
+func TestRemoveForgetsARemotePluginAndItsToken(t *testing.T) {
+	home, _ := addDemoRemote(t)
+	env := map[string]string{"HARNESS_HOME": home}
+	code, out, errs := runCLI(t, env, "remove", "mcp-demo-canteen")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "removed mcp-demo-canteen")
+	assert.Contains(t, out, "deleted its token from the keystore")
+	ks, err := os.ReadFile(filepath.Join(home, "keystore.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(ks), remoteToken)
+	code, out, _ = runCLI(t, env, "tools")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "mcp-demo-canteen")
+	code, _, errs = runCLI(t, env, "remove", "mcp-demo-canteen")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "not added")
+}
+
+func TestUpdateHoldsANewRemoteWriteToolUntilAccepted(t *testing.T) {
+	home, srv := addDemoRemote(t)
+	env := map[string]string{"HARNESS_HOME": home}
+	srv.MCP.AddTool(&mcp.Tool{Name: "wipe", Description: "Deletes every order.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, nil
+		})
+	code, out, errs := runCLI(t, env, "update", "--check", "--force")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "mcp-demo-canteen: its tool list asks for wider access")
+	code, out, errs = runCLI(t, env, "update", "--force")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "wipe: new write tool")
+	code, out, _ = runCLI(t, env, "tools")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "mcp-demo-canteen__wipe", "held: the cached tools stay")
+	code, out, _ = runCLI(t, env, "list")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "harness accept mcp-demo-canteen")
+
+	code, out, errs = runCLI(t, env, "accept", "mcp-demo-canteen")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "+ wipe: new write tool")
+	code, out, _ = runCLI(t, env, "tools")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "mcp-demo-canteen__wipe")
+	code, _, errs = runCLI(t, env, "accept", "mcp-demo-canteen")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "no pending update")
+}

@@ -3,8 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"text/tabwriter"
 
+	"github.com/pkuinfo/harness/remote"
 	"github.com/spf13/cobra"
 )
 
@@ -30,6 +34,10 @@ entries, each with "problem" when it cannot be used.`,
 			if err != nil {
 				return Exit(ExitFailed, err)
 			}
+			remotes, err := remote.Store{Dir: store.Dir()}.Load()
+			if err != nil {
+				return Exit(ExitFailed, err)
+			}
 			if asJSON {
 				out := make([]map[string]any, 0, len(list))
 				for _, in := range list {
@@ -46,12 +54,20 @@ entries, each with "problem" when it cannot be used.`,
 					}
 					out = append(out, m)
 				}
+				for _, id := range slices.Sorted(maps.Keys(remotes)) {
+					out = append(out, remoteListEntry(remotes[id]))
+				}
 				enc := json.NewEncoder(app.Stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(out)
 			}
+			if len(remotes) > 0 {
+				defer writeRemoteList(app.Stdout, remotes)
+			}
 			if len(list) == 0 {
-				fmt.Fprintln(app.Stdout, "no documents installed")
+				if len(remotes) == 0 {
+					fmt.Fprintln(app.Stdout, "no documents installed")
+				}
 				return nil
 			}
 			tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
@@ -106,6 +122,46 @@ entries, each with "problem" when it cannot be used.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// remoteListEntry is a remote plugin in list --json: the fields documents
+// have (id, name, trust, link) and what is the remote's own.
+func remoteListEntry(e *remote.Entry) map[string]any {
+	m := e.Manifest
+	tools := make([]map[string]any, 0, len(m.Tools))
+	for _, t := range m.Tools {
+		tools = append(tools, map[string]any{"id": m.ToolID(&t), "effect": t.Effect})
+	}
+	out := map[string]any{"id": m.ID, "kind": "remote", "name": m.ServerName, "version": m.ServerVersion,
+		"trust": "community", "link": m.URL, "added": e.Added, "tools": tools, "hasToken": e.HasToken}
+	if e.Pending != nil {
+		out["pending"] = map[string]any{"tools": len(e.Pending.Tools), "wider": true}
+	}
+	if e.Error != "" {
+		out["lastError"] = e.Error
+	}
+	return out
+}
+
+// writeRemoteList is the remote plugins' part of list.
+func writeRemoteList(w io.Writer, remotes map[string]*remote.Entry) {
+	fmt.Fprintln(w, "remote plugins (MCP servers, community):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSERVER\tTOOLS\tURL")
+	for _, id := range slices.Sorted(maps.Keys(remotes)) {
+		m := remotes[id].Manifest
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", m.ID, terminalSafe(oneLine(m.ServerName, 40)), len(m.Tools), m.URL)
+	}
+	tw.Flush()
+	for _, id := range slices.Sorted(maps.Keys(remotes)) {
+		e := remotes[id]
+		if e.Pending != nil {
+			fmt.Fprintf(w, "%s: pending tool list with wider access (%d tools); harness accept %s applies it\n", id, len(e.Pending.Tools), id)
+		}
+		if e.Error != "" {
+			fmt.Fprintf(w, "%s: last reconnect failed: %s\n", id, terminalSafe(e.Error))
+		}
+	}
 }
 
 func orDash(s string) string {

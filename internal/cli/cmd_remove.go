@@ -3,12 +3,16 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/pkuinfo/harness/fetch"
 	official "github.com/pkuinfo/harness/plugins-official"
+	"github.com/pkuinfo/harness/proxy"
 	"github.com/pkuinfo/harness/registry"
+	"github.com/pkuinfo/harness/remote"
 	"github.com/spf13/cobra"
 )
 
@@ -29,6 +33,9 @@ is kept. Exit 0 removed; 1 when ID is not installed.`,
 			store, err := openStore(app)
 			if err != nil {
 				return err
+			}
+			if strings.HasPrefix(id, remote.Prefix) {
+				return removeRemote(app, store.Dir(), id)
 			}
 			if err := store.Remove(cmd.Context(), id); err != nil {
 				if errors.Is(err, fetch.ErrNotInstalled) {
@@ -54,4 +61,43 @@ is kept. Exit 0 removed; 1 when ID is not installed.`,
 			return nil
 		},
 	}
+}
+
+// removeRemote forgets a remote plugin and deletes its token.
+func removeRemote(app *App, dir, id string) error {
+	var had *remote.Entry
+	err := remote.Store{Dir: dir}.Change(func(all map[string]*remote.Entry) error {
+		had = all[id]
+		if had == nil {
+			return fmt.Errorf("%q is not added", id)
+		}
+		delete(all, id)
+		return nil
+	})
+	if err != nil {
+		return Exit(ExitFailed, err)
+	}
+	what := ""
+	if path := filepath.Join(dir, "keystore.json"); had.HasToken || fileExists(path) {
+		ks, err := proxy.OpenKeystore(path)
+		if err != nil {
+			return Exit(ExitFailed, err)
+		}
+		if _, ok := ks.Get(id); ok {
+			if err := ks.Delete(id); err != nil {
+				return Exit(ExitFailed, err)
+			}
+			what = "; deleted its token from the keystore"
+		}
+	}
+	if f, err := registry.ForgetData(dir, id, false); err == nil && len(f.What()) > 0 {
+		what += "; deleted its stored data (" + strings.Join(f.What(), ", ") + ")"
+	}
+	fmt.Fprintf(app.Stdout, "removed %s (remote plugin at %s%s)\n", id, had.Manifest.URL, what)
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -133,6 +133,11 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 				reports[i] = rep
 			}
 			reports = append(reports, skipped...)
+			remotes, err := checkRemotes(ctx, app, st.Dir(), now, force, check)
+			if err != nil {
+				return Exit(ExitFailed, err)
+			}
+			reports = append(reports, remotes...)
 			if asJSON {
 				enc := json.NewEncoder(app.Stdout)
 				enc.SetIndent("", "  ")
@@ -142,6 +147,7 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 			for _, r := range skipped {
 				fmt.Fprintf(app.Stdout, "%s: not checked: %s\n", r.ID, r.Warning)
 			}
+			printRemoteUpdates(app, remotes)
 			return nil
 		},
 	}

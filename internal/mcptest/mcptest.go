@@ -17,6 +17,7 @@ import (
 // Server is a running demo server.
 type Server struct {
 	*httptest.Server
+	MCP    *mcp.Server // add or remove tools while it runs
 	mu     sync.Mutex
 	orders []map[string]any
 	auths  []string
@@ -62,6 +63,7 @@ func Canteen(t testing.TB, token string, more ...func(*mcp.Server)) *Server {
 			s.mu.Unlock()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ordered":true}`}}}, nil
 		})
+	s.MCP = srv
 	for _, f := range more {
 		f(srv)
 	}
