@@ -237,14 +237,20 @@ type Legacy struct {
 // Tool is one tool of the document. Its steps stay raw YAML nodes here: the
 // steps package decodes them against its registry.
 type Tool struct {
-	Name        string             `json:"name"`
-	Title       string             `json:"title"`
-	Description string             `json:"description"`
-	Effect      Effect             `json:"effect"`
-	Untrusted   bool               `json:"untrusted"`
-	UserOnly    bool               `json:"userOnly"`
-	AlwaysAsk   bool               `json:"alwaysAsk"`
-	Serial      bool               `json:"serial"`
+	Name        string `json:"name"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Effect      Effect `json:"effect"`
+	Untrusted   bool   `json:"untrusted"`
+	UserOnly    bool   `json:"userOnly"`
+	AlwaysAsk   bool   `json:"alwaysAsk"`
+	Serial      bool   `json:"serial"`
+	// Destructive marks a tool that deletes, cancels or overwrites (an
+	// MCP client's destructiveHint); a write that only adds is not.
+	Destructive bool `json:"destructive,omitempty"`
+	// Idempotent marks a tool whose repeated call with the same input has
+	// no further effect (an MCP client's idempotentHint); reads are.
+	Idempotent  bool               `json:"idempotent,omitempty"`
 	Input       map[string]any     `json:"input"`
 	InputSchema *jsonschema.Schema `json:"-"`
 	Output      map[string]any     `json:"output,omitempty"`

@@ -8,7 +8,7 @@ import (
 
 // ToolKeys are the keys a tool may hold.
 var ToolKeys = []string{"title", "description", "effect", "untrusted", "userOnly", "alwaysAsk", "serial",
-	"input", "output", "steps", "limits"}
+	"destructive", "idempotent", "input", "output", "steps", "limits"}
 
 // MaxSteps bounds a tool's top-level steps.
 const MaxSteps = 200
@@ -79,6 +79,12 @@ func parseTool(b *Block, sc *schemaCompiler, l *diag.List) *Tool {
 	t.UserOnly = boolean("userOnly")
 	t.AlwaysAsk = boolean("alwaysAsk")
 	t.Serial = boolean("serial")
+	t.Destructive = boolean("destructive")
+	t.Idempotent = boolean("idempotent")
+	if t.Destructive && t.Effect == Read {
+		f, _ := m.Get("destructive")
+		l.Errorf(d.NodePos(f.Value), "a read tool cannot be destructive: destructive marks a write that deletes, cancels or overwrites")
+	}
 	if f, ok := m.Get("input"); ok {
 		t.Input = schemaObject(d, f.Value, "input", l)
 	} else {

@@ -3,10 +3,12 @@ package registry_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pkuinfo/harness/manifest"
+	official "github.com/pkuinfo/harness/plugins-official"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -189,4 +191,111 @@ func TestMCPApprovalIsBound(t *testing.T) {
 	assert.False(t, res.IsError, text(t, res))
 	res = retry(map[string]any{"q": "a"}, first.RequestState)
 	assert.True(t, res.IsError, "a state is redeemed once")
+}
+
+// TestMCPAnnotationsAreHonest: destructive only where declared, open world
+// only for tools with request steps, idempotent for reads and where
+// declared; effect, mode and trust in the tool's _meta and untrusted in the
+// result's _meta.
+func TestMCPAnnotationsAreHonest(t *testing.T) {
+	r := registry.New(registry.WithCompiler(echoCompiler))
+	f := docFiles("svc", "", map[string]string{
+		"look":   toolYAML("read"),
+		"add":    toolYAML("write"),
+		"cancel": toolYAML("write", "destructive: true\nidempotent: true"),
+	})
+	// a tool that reaches the network, inside a nested step
+	f["tools/fetch.yaml"] = []byte("description: Fetches.\neffect: read\nsteps:\n  - foreach: '[1]'\n    do:\n      - request: {service: portal, path: /x}\n  - return: '.'\n")
+	f["PLUGIN.md"] = []byte(strings.Replace(string(f["PLUGIN.md"]), "version: 1.0.0\n", "version: 1.0.0\naccess:\n  campus: [portal]\n", 1))
+	mustAdd(t, r, f, registry.Community, registry.DocOptions{})
+	cs := connect(t, r, registry.MCPOptions{}, nil)
+	ctx := context.Background()
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	got := map[string]*mcp.Tool{}
+	for _, tl := range list.Tools {
+		got[tl.Name] = tl
+	}
+	require.Len(t, got, 4, keys(got))
+	type hints struct{ ro, destructive, idempotent, open bool }
+	hint := func(n string) hints {
+		a := got[n].Annotations
+		require.NotNil(t, a, n)
+		require.NotNil(t, a.DestructiveHint, n)
+		require.NotNil(t, a.OpenWorldHint, n)
+		return hints{a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint}
+	}
+	assert.Equal(t, hints{ro: true, idempotent: true}, hint("svc__look"), "a kv-free local read")
+	assert.Equal(t, hints{}, hint("svc__add"), "an additive write is not destructive")
+	assert.Equal(t, hints{destructive: true, idempotent: true}, hint("svc__cancel"))
+	assert.Equal(t, hints{ro: true, idempotent: true, open: true}, hint("svc__fetch"))
+	assert.Equal(t, mcp.Meta{"pku-harness/effect": "write", "pku-harness/mode": "ask", "pku-harness/untrusted": true}, got["svc__add"].Meta)
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "svc__look", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(t, res))
+	assert.Equal(t, true, res.Meta["pku-harness/untrusted"])
+	assert.Contains(t, text(t, res), `"untrusted":true`, "the envelope stays")
+}
+
+// TestMCPOfficialShuttleHints: the bundled shuttle's cancelBooking is the
+// destructive one, its booking is not.
+func TestMCPOfficialShuttleHints(t *testing.T) {
+	all, err := official.Files()
+	require.NoError(t, err)
+	r := registry.New(registry.WithCapabilities(manifest.KnownRequires...))
+	mustAdd(t, r, all["shuttle"], registry.Official, registry.DocOptions{Origin: registry.Bundled})
+	cancel, ok := r.Lookup("shuttle.cancelBooking")
+	require.True(t, ok)
+	assert.Equal(t, registry.Hints{Destructive: true, Idempotent: true, OpenWorld: true}, cancel.Hints())
+	book, ok := r.Lookup("shuttle.book")
+	require.True(t, ok)
+	assert.Equal(t, registry.Hints{OpenWorld: true}, book.Hints())
+}
+
+// TestMCPURLOnlyElicitationIsRefusedWithAHint: a client that can show only
+// URL-mode elicitations is not sent a form; the refusal is a tool error that
+// says how to allow the call.
+func TestMCPURLOnlyElicitationIsRefusedWithAHint(t *testing.T) {
+	r := mcpRegistry(t)
+	asked := 0
+	cs := connect(t, r, registry.MCPOptions{}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked++
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "com__write", Arguments: map[string]any{}})
+	require.NoError(t, err, "a tool error, not a JSON-RPC error with code 0")
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(t, res), "refused (no_approver)")
+	assert.Contains(t, text(t, res), "run `harness modes com write auto` to allow it without asking")
+	assert.Zero(t, asked)
+}
+
+func TestAllowHint(t *testing.T) {
+	r := registry.New(registry.WithCompiler(echoCompiler))
+	mustAdd(t, r, docFiles("com", "", effectTools()), registry.Community, registry.DocOptions{})
+	mustAdd(t, r, docFiles("ask", "", map[string]string{"w": toolYAML("write", "alwaysAsk: true")}), registry.Official, registry.DocOptions{})
+	require.NoError(t, r.SetMode("com", manifest.Write, manifest.Off))
+	hint := func(tool string, tainted bool) string {
+		d := r.Authorize(context.Background(), registry.Call{Tool: tool, Actor: registry.Agent, Tainted: tainted}, nil)
+		require.False(t, d.Allow, tool)
+		return registry.AllowHint(d, registry.RunAsker)
+	}
+	assert.Equal(t, "run `harness modes com write auto` to allow it (or `harness modes com write ask` to have it ask first)", hint("com.write", false))
+	assert.Equal(t, "a community plugin's money tools always ask: pass --approve", hint("com.money", false))
+	assert.Equal(t, "ask.w asks before every call whatever the mode: pass --approve", hint("ask.w", false))
+	require.NoError(t, r.SetMode("com", manifest.Write, manifest.Auto))
+	assert.Contains(t, hint("com.write", true), "this session read untrusted data")
+	require.NoError(t, r.SetMode("com", manifest.Read, manifest.Off))
+	assert.Equal(t, "run `harness modes com read auto` to allow it (or `harness modes com read ask` to have it ask first)", hint("com.read", false))
+}
+
+func TestDestructiveReadIsRefused(t *testing.T) {
+	r := registry.New(registry.WithCompiler(echoCompiler))
+	_, err := r.AddFiles(docFiles("bad", "", map[string]string{"r": toolYAML("read", "destructive: true")}), registry.Community, registry.DocOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a read tool cannot be destructive")
 }
