@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/manifest"
 )
 
@@ -40,6 +41,9 @@ type Store struct {
 	// Now is the clock for installed and checked times (HARNESS_NOW in the
 	// command line).
 	Now func() time.Time
+	// fs is where the store writes: atomicfile.OS (a test passes one that
+	// fails as a crash would).
+	fs atomicfile.FS
 }
 
 // OpenStore opens (creating if needed) the store in the home folder dir.
@@ -54,7 +58,7 @@ func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(abs, StoreDir), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the store: %w", err)
 	}
-	return &Store{dir: abs, Now: time.Now}, nil
+	return &Store{dir: abs, Now: time.Now, fs: atomicfile.OS}, nil
 }
 
 // Dir is the home folder.
@@ -158,7 +162,7 @@ func (s *Store) save(st *State) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(s.dir, StateFile), append(b, '\n'), 0o644)
+	return atomicfile.WriteFS(s.fs, filepath.Join(s.dir, StateFile), append(b, '\n'), 0o644)
 }
 
 // Install stores a fetched document's files and records e (its ID, Hash and
@@ -251,8 +255,12 @@ func (s *Store) Clean(ctx context.Context) error {
 	}
 	if des, err := os.ReadDir(s.dir); err == nil {
 		for _, de := range des {
-			if strings.HasPrefix(de.Name(), ".tmp-"+StateFile+"-") || strings.HasPrefix(de.Name(), ".tmp-store-") {
-				_ = os.RemoveAll(filepath.Join(s.dir, de.Name()))
+			// A crash's leftovers: the state's temporary file (named
+			// ".tmp-state.json-*" by earlier versions) and a store folder
+			// being written.
+			n := de.Name()
+			if strings.HasPrefix(n, "."+StateFile+".tmp-") || strings.HasPrefix(n, ".tmp-"+StateFile+"-") || strings.HasPrefix(n, ".tmp-store-") {
+				_ = os.RemoveAll(filepath.Join(s.dir, n))
 			}
 		}
 	}
@@ -418,22 +426,19 @@ func (s *Store) put(files manifest.Files) (string, error) {
 		for d := filepath.Dir(p); d != tmp && !dirs[d]; d = filepath.Dir(d) {
 			dirs[d] = true
 		}
-		if err := writeFileSynced(p, files[name], 0o644); err != nil {
+		if err := atomicfile.CreateFS(s.fs, p, files[name], 0o644); err != nil {
 			return "", err
 		}
 	}
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := s.fs.SyncDir(d); err != nil {
 			return "", err
 		}
 	}
-	if err := step("store-rename"); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := s.fs.Rename(tmp, dst); err != nil {
 		return "", fmt.Errorf("storing %s: %w", hash, err)
 	}
-	return hash, syncDir(filepath.Dir(dst))
+	return hash, s.fs.SyncDir(filepath.Dir(dst))
 }
 
 // Get returns the entry of an installed plugin (ErrNotInstalled if none).

@@ -3,17 +3,19 @@ package fetch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/internal/atomicfile"
+	"github.com/pkuinfo/harness/internal/atomicfile/atomicfiletest"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,29 +125,44 @@ func TestStoreQuarantine(t *testing.T) {
 	assert.NoError(t, got[0].Err)
 }
 
-// TestStoreCrash injects a failure at each step of the writes: the state is
-// the old one or the new one, never a mix, and always readable.
+// TestStoreCrash injects a failure at each step of the writes, of the state
+// file and of a version's folder: the state is the old one or the new one,
+// never a mix, and always readable.
 func TestStoreCrash(t *testing.T) {
 	ctx := context.Background()
-	for _, at := range []string{"create", "write", "sync", "close", "rename", "syncdir", "store-rename"} {
-		t.Run(at, func(t *testing.T) {
+	type crash struct {
+		name, at string
+		state    bool // the state file's write, else the store folder's
+	}
+	var crashes []crash
+	for _, at := range atomicfiletest.Steps {
+		crashes = append(crashes, crash{at, at, true})
+	}
+	for _, at := range []string{"create", "write", "sync", "close", "syncdir", "rename"} {
+		crashes = append(crashes, crash{"store-" + at, at, false})
+	}
+	for _, c := range crashes {
+		t.Run(c.name, func(t *testing.T) {
 			s, err := OpenStore(t.TempDir())
 			require.NoError(t, err)
 			require.NoError(t, s.Install(ctx, entry("a"), docFiles("a"), false))
 			old, err := os.ReadFile(filepath.Join(s.Dir(), StateFile))
 			require.NoError(t, err)
-			boom := errors.New("injected crash")
-			failStep = func(step string) error {
-				if step == at {
-					return boom
+			state := filepath.Join(s.Dir(), StateFile)
+			match := func(name string) bool {
+				if c.at == "syncdir" {
+					return (name == s.Dir()) == c.state
 				}
-				return nil
+				return strings.Contains(name, StateFile) == c.state
 			}
+			fail := &atomicfiletest.Fail{At: c.at, Match: match}
+			s.fs = fail
 			err = s.Install(ctx, entry("b"), docFiles("b"), false)
-			failStep = nil
-			assert.ErrorIs(t, err, boom)
+			s.fs = atomicfile.OS
+			assert.ErrorIs(t, err, atomicfiletest.ErrInjected)
+			assert.Equal(t, 1, fail.Hits(), "the failure ends the install")
 
-			now, err := os.ReadFile(filepath.Join(s.Dir(), StateFile))
+			now, err := os.ReadFile(state)
 			require.NoError(t, err)
 			st, err := s.Load()
 			require.NoError(t, err, "the state file is whole")
@@ -153,7 +170,7 @@ func TestStoreCrash(t *testing.T) {
 				assert.Len(t, st.Plugins, 1)
 			} else {
 				// The rename happened before the failure: the new state.
-				assert.Contains(t, []string{"syncdir"}, at)
+				assert.Equal(t, "syncdir", c.name)
 				assert.Len(t, st.Plugins, 2)
 			}
 			got, err := s.LoadInstalled(ctx)
@@ -162,10 +179,28 @@ func TestStoreCrash(t *testing.T) {
 				assert.NoError(t, in.Err)
 			}
 			require.NoError(t, s.Clean(ctx))
-			left, _ := filepath.Glob(filepath.Join(s.Dir(), ".tmp-*"))
+			left, _ := filepath.Glob(filepath.Join(s.Dir(), ".*tmp-*"))
 			assert.Empty(t, left)
 		})
 	}
+}
+
+// TestStoreCleanRemovesCrashLeftovers: temporary files a crash left (also
+// under the name earlier versions used) are removed by Clean.
+func TestStoreCleanRemovesCrashLeftovers(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenStore(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, s.Install(ctx, entry("a"), docFiles("a"), false))
+	for _, n := range []string{".state.json.tmp-1", ".tmp-state.json-2"} {
+		require.NoError(t, os.WriteFile(filepath.Join(s.Dir(), n), []byte("{"), 0o644))
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(s.Dir(), ".tmp-store-3"), 0o755))
+	require.NoError(t, s.Clean(ctx))
+	left, _ := filepath.Glob(filepath.Join(s.Dir(), ".*tmp-*"))
+	assert.Empty(t, left)
+	_, err = s.Get("a")
+	assert.NoError(t, err)
 }
 
 func TestStoreConcurrentGoroutines(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 )
@@ -432,8 +433,7 @@ func sameSecrets(a, b *ServiceSecrets) bool {
 	return maps.Equal(a.Cookies, b.Cookies) && maps.Equal(a.Headers, b.Headers)
 }
 
-// write replaces the file atomically: a temp file in the same folder (mode
-// 0600), fsync, rename, fsync of the folder.
+// write replaces the file atomically (internal/atomicfile), mode 0600.
 func (k *FileKeystore) write(m Secrets) error {
 	data, err := json.MarshalIndent(keystoreFile{Version: 1, Services: m}, "", "  ")
 	if err != nil {
@@ -444,36 +444,8 @@ func (k *FileKeystore) write(m Secrets) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("cannot create %s: %v", dir, unwrapPathError(err))
 	}
-	tmp, err := os.CreateTemp(dir, ".keystore-*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(k.path, data, 0o600); err != nil {
 		return fmt.Errorf("cannot write the keystore: %v", unwrapPathError(err))
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("cannot write the keystore: %v", unwrapPathError(err))
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		return fail(err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("cannot write the keystore: %v", unwrapPathError(err))
-	}
-	if err := os.Rename(name, k.path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("cannot write the keystore: %v", unwrapPathError(err))
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/manifest"
 )
 
@@ -211,40 +212,16 @@ func readJSON(path string, max int64, v any) error {
 	return nil
 }
 
-// writeJSON writes v atomically: temp file in the same folder, fsync, rename,
-// fsync of the folder.
+// writeJSON writes v atomically (internal/atomicfile), mode 0600, creating
+// its folder.
 func writeJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, data, 0o600)
 }

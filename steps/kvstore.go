@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+
+	"github.com/pkuinfo/harness/internal/atomicfile"
 )
 
 // FileKV is a plugin's private store: one JSON object in
@@ -109,27 +111,13 @@ func (s *FileKV) Set(key string, v any) error {
 	return writeAtomic(s.path, b)
 }
 
+// writeAtomic replaces the store's file atomically (internal/atomicfile),
+// mode 0600, creating its folder.
 func writeAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".kv-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, b, 0o600)
 }
 
 // MemKV is an in-memory store, for tests and hosts without a home folder.

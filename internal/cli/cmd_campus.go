@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/internal/simcampus"
 	"github.com/spf13/cobra"
 )
@@ -87,10 +88,10 @@ func runCampus(ctx context.Context, app *App, addrFile, servicesOut, secretsOut 
 			secretsOut = filepath.Join(dir, "secrets.yaml")
 		}
 	}
-	if err := campusWriteFile(servicesOut, c.ServicesYAML(), 0o644); err != nil {
+	if err := atomicfile.Write(servicesOut, c.ServicesYAML(), 0o644); err != nil {
 		return Exitf(ExitFailed, "campus: %v", err)
 	}
-	if err := campusWriteFile(secretsOut, c.SecretsYAML(), 0o600); err != nil {
+	if err := atomicfile.Write(secretsOut, c.SecretsYAML(), 0o600); err != nil {
 		return Exitf(ExitFailed, "campus: %v", err)
 	}
 
@@ -115,7 +116,7 @@ func runCampus(ctx context.Context, app *App, addrFile, servicesOut, secretsOut 
 		for _, n := range names {
 			fmt.Fprintf(&a, "%s %s\n", n, svcs[n].Origin)
 		}
-		if err := campusWriteFile(addrFile, []byte(a.String()), 0o644); err != nil {
+		if err := atomicfile.Write(addrFile, []byte(a.String()), 0o644); err != nil {
 			return Exitf(ExitFailed, "campus: %v", err)
 		}
 	}
@@ -125,32 +126,4 @@ func runCampus(ctx context.Context, app *App, addrFile, servicesOut, secretsOut 
 	<-ctx.Done()
 	fmt.Fprintln(app.Stderr, "campus: stopped")
 	return nil
-}
-
-// campusWriteFile writes data to a temporary file beside path, fsyncs it and
-// renames it over path, with the given mode.
-func campusWriteFile(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename this finds nothing
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
