@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // attempt sends the request and follows redirects by the proxy's rules.
@@ -59,6 +62,14 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 			drain(resp)
 			return nil, c.redactErr(err)
 		}
+		if t.svc != nil {
+			// Every header of every hop, whatever the status: a hand-off
+			// is registered before anything of the answer is shown.
+			if err := c.absorbHandoffHeaders(t, resp.Header); err != nil {
+				drain(resp)
+				return nil, err
+			}
+		}
 		if t.svc != nil && t.svc.loginStatus[resp.StatusCode] {
 			drain(resp)
 			return nil, loginRequired(t.svc.Name)
@@ -70,12 +81,6 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 				if t.svc != nil && t.svc.matchesLogin(next) {
 					drain(resp)
 					return nil, loginRequired(t.svc.Name)
-				}
-				if t.svc != nil {
-					if err := c.absorbHandoff(t, next); err != nil {
-						drain(resp)
-						return nil, err
-					}
 				}
 				if n := c.follow(t, cur, next); n != nil {
 					drain(resp)
@@ -400,56 +405,335 @@ func (c *Call) stepSent(t *target, v string) bool {
 	return v != "" && strings.Contains(*t.sentText, v)
 }
 
-// minHandoffLen is the shortest redirect parameter value taken for a
-// hand-off credential: tickets and tokens are long, page numbers and ids
-// short.
-const minHandoffLen = 16
+// minHandoffLen is the shortest value taken for a hand-off credential
+// when nothing names it one (a long parameter value, a bare "?TICKET", a
+// ticket-shaped path segment): tickets and tokens are long, page numbers
+// and ids short. minNamedHandoffLen is the shortest one under a hand-off
+// name (token=, "ticket":, an X-Auth-Token header).
+const (
+	minHandoffLen      = 16
+	minNamedHandoffLen = 8
+	maxHandoffDepth    = 3 // URLs nested in parameters of URLs
+)
 
-// absorbHandoff takes the credentials a campus redirect hands on in its
-// Location: single sign-on answers with a ticket or a token in the query
-// (or the fragment) of the next URL, as the portal's hand-off to the card
-// service does ("?token=…", then "?synjones-auth=<JWT>"). Such a value is
-// a session in all but name: every long parameter value of the Location,
-// and of a URL nested in one of them ("targetUrl=https%3A…%3Ftoken%3D…"),
-// is registered with the redactor before the step sees the answer. The
-// proxy still follows the redirect with it when its rules allow; a step
-// sees it only as the marker and can send it nowhere.
-func (c *Call) absorbHandoff(t *target, next *url.URL) error {
-	var fresh []string
-	var collect func(raw string, nest bool)
-	collect = func(raw string, nest bool) {
-		for _, part := range strings.FieldsFunc(raw, func(r rune) bool { return r == '&' || r == ';' }) {
-			_, v, _ := strings.Cut(part, "=")
-			d, err := url.QueryUnescape(v)
-			if err != nil {
-				d = v
+// handoffs collects the hand-off credentials of one campus answer: single
+// sign-on hands a ticket or a token on in a redirect's query, path or
+// fragment, a Refresh or Link header, a page's meta refresh, script or
+// auto-posting form, or a login answer's JSON field, as the portal's
+// hand-off to the card service does ("?token=…", then
+// "?synjones-auth=<JWT>"). Such a value is a session in all but name: it is
+// registered with the redactor before the step sees the answer, unless the
+// step sent it itself (then it is the step's own choice, and registering
+// it would let the marker answer the step's questions). The proxy still
+// follows a redirect with it when its rules allow; a step sees it only as
+// the marker and can send it nowhere.
+type handoffs struct {
+	c     *Call
+	t     *target
+	fresh []string
+	seen  map[string]bool
+}
+
+func (h *handoffs) add(v string, named bool) {
+	v = strings.TrimSpace(v)
+	if len(v) > 6 && strings.EqualFold(v[:7], "bearer ") {
+		v = strings.TrimSpace(v[7:])
+	}
+	min := minHandoffLen
+	if named {
+		min = minNamedHandoffLen
+	}
+	if len(v) < min || checkSecretValue(v) != nil || h.seen[v] {
+		return
+	}
+	if h.seen == nil {
+		h.seen = map[string]bool{}
+	}
+	if h.c.p.red.knows(v) || h.c.stepSent(h.t, v) {
+		h.seen[v] = true
+		return
+	}
+	// A copy: v may point into the answer's bytes, which are redacted in
+	// place next.
+	v = strings.Clone(v)
+	h.seen[v] = true
+	h.fresh = append(h.fresh, v)
+}
+
+// unescapeValue decodes a parameter value as a server would, once.
+func unescapeValue(v string) string {
+	if d, err := url.QueryUnescape(v); err == nil {
+		return d
+	}
+	return v
+}
+
+// value takes one parameter value, as written and decoded; a value that
+// is itself a URL is read as one.
+func (h *handoffs) value(k, v string, depth int) {
+	d := unescapeValue(v)
+	if looksURL(d) {
+		h.url(d, depth+1)
+		return
+	}
+	named := isStrictHandoffName(k)
+	h.add(d, named)
+	if d != v {
+		h.add(v, named)
+	}
+}
+
+func looksURL(s string) bool {
+	return strings.Contains(s, "://") || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "?") || strings.HasPrefix(s, "#")
+}
+
+// url reads a URL or URL reference: the path's segments (a ticket in the
+// path, a ";jsessionid=" parameter), the query, a bare "?TICKET" and the
+// fragment, also a fragment route ("#/x?token=…").
+func (h *handoffs) url(s string, depth int) {
+	if depth > maxHandoffDepth {
+		return
+	}
+	path, rest := s, ""
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		path, rest = s[:i], s[i:]
+	}
+	if j := strings.Index(path, "://"); j >= 0 {
+		p := path[j+3:]
+		if k := strings.IndexByte(p, '/'); k >= 0 {
+			path = p[k:]
+		} else {
+			path = ""
+		}
+	}
+	h.path(path, depth)
+	h.params(rest, depth, func(r rune) bool { return r == '?' || r == '&' || r == ';' || r == '#' })
+}
+
+// path takes ticket-shaped segments and segment parameters of a path.
+func (h *handoffs) path(p string, depth int) {
+	for _, seg := range strings.Split(p, "/") {
+		name, params, _ := strings.Cut(seg, ";")
+		if d := unescapeValue(name); ticketShaped(d) {
+			h.add(d, false)
+		}
+		if params != "" {
+			h.params(params, depth, func(r rune) bool { return r == ';' })
+		}
+	}
+}
+
+// params takes k=v pairs and bare values of a query, a fragment or a
+// header value, split where sep says.
+func (h *handoffs) params(s string, depth int, sep func(rune) bool) {
+	for _, part := range strings.FieldsFunc(s, sep) {
+		k, v, eq := strings.Cut(part, "=")
+		if !eq {
+			if strings.HasPrefix(part, "/") {
+				h.path(part, depth) // a fragment route
+				continue
 			}
-			if strings.Contains(d, "://") {
-				if u, err := url.Parse(d); err == nil && nest {
-					collect(u.RawQuery, false)
-					collect(u.EscapedFragment(), false)
+			if d := unescapeValue(part); ticketShaped(d) {
+				h.add(d, false)
+			}
+			continue
+		}
+		h.value(strings.TrimSpace(k), strings.Trim(v, " \t\"'"), depth)
+	}
+}
+
+// ticketShaped reports whether a value nothing names could be a ticket or
+// token: long, of token characters only, with letters and digits.
+func ticketShaped(s string) bool {
+	if len(s) < minHandoffLen || len(s) > 4096 {
+		return false
+	}
+	letter, digit := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9':
+			digit = true
+		case strings.IndexByte("-._~+/=", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return letter && digit
+}
+
+// isStrictHandoffName reports whether a parameter, field or header name
+// names a hand-off value: a token, a ticket, a JWT.
+func isStrictHandoffName(k string) bool {
+	if len(k) < 2 || len(k) > 64 {
+		return false
+	}
+	w := strings.ToLower(strings.NewReplacer("-", "", "_", "", ".", "").Replace(k))
+	switch w {
+	case "jwt", "ssoticketid", "synjonesauth", "authorization", "bearer":
+		return true
+	}
+	return strings.HasSuffix(w, "token") || strings.HasSuffix(w, "ticket") || strings.HasSuffix(w, "jwt")
+}
+
+// structuralHeader reports whether a (canonical) response header only
+// describes the answer and never carries a hand-off.
+func structuralHeader(k string) bool {
+	switch k {
+	case "Date", "Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Cache-Control",
+		"Expires", "Last-Modified", "Etag", "Server", "Vary", "Connection", "Keep-Alive", "Transfer-Encoding",
+		"Accept-Ranges", "Age", "Pragma", "X-Content-Type-Options", "Strict-Transport-Security",
+		"X-Frame-Options", "X-Xss-Protection", "Referrer-Policy", "Alt-Svc", "Retry-After", "Set-Cookie", "Set-Cookie2":
+		return true
+	}
+	return strings.HasPrefix(k, "Access-Control-")
+}
+
+// absorbHandoffHeaders registers the hand-offs of every header of a
+// campus answer: Location and Content-Location on any status, parseable
+// or not; Refresh; Link; any header named for a token or ticket; a
+// parameter of any other header.
+func (c *Call) absorbHandoffHeaders(t *target, hdr http.Header) error {
+	h := &handoffs{c: c, t: t}
+	for k, vs := range hdr {
+		if structuralHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			if len(v) > 16<<10 {
+				v = v[:16<<10]
+			}
+			switch {
+			case k == "Location" || k == "Content-Location":
+				h.url(strings.TrimSpace(v), 0)
+			case isStrictHandoffName(k):
+				h.add(v, true)
+			}
+			// Every header also as parameters: "0; url=/x?token=…",
+			// "<https://…?ticket=…>; rel=next", "a=…, b=…".
+			h.params(v, 0, func(r rune) bool {
+				return r == '?' || r == '&' || r == ';' || r == '#' || r == ',' || r == '<' || r == '>' ||
+					r == '"' || r == '\'' || r == ' ' || r == '\t'
+			})
+		}
+	}
+	return c.registerHandoffs(h)
+}
+
+func (c *Call) registerHandoffs(h *handoffs) error {
+	if len(h.fresh) == 0 {
+		return nil
+	}
+	if n := c.refreshed.Add(int64(len(h.fresh))); n > maxRefreshes {
+		return fmt.Errorf("%w: campus service %q handed on new credentials more than %d times in one call", ErrLimit, h.t.svc.Name, maxRefreshes)
+	}
+	var more []string
+	for _, v := range h.fresh {
+		if e := url.QueryEscape(v); e != v && checkSecretValue(e) == nil {
+			more = append(more, e)
+		}
+	}
+	c.p.red.addAll(h.fresh, more)
+	return nil
+}
+
+var (
+	// A meta refresh's content, a script's navigation, a form's action
+	// and its hidden inputs, a JSON string field.
+	metaRefreshRE = regexp.MustCompile(`(?is)<meta\b[^>]*http-equiv\s*=\s*["']?refresh[^>]*>`)
+	contentAttrRE = regexp.MustCompile(`(?is)\bcontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	scriptNavRE   = regexp.MustCompile("(?i)(?:location(?:\\s*\\.\\s*href)?\\s*=|location\\s*\\.\\s*(?:replace|assign)\\s*\\(|window\\s*\\.\\s*open\\s*\\()\\s*[\"'`]([^\"'`]{1,1000})")
+	formRE        = regexp.MustCompile(`(?is)<form\b[^>]*>.*?(?:</form\s*>|$)`)
+	actionAttrRE  = regexp.MustCompile(`(?is)\baction\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	inputRE       = regexp.MustCompile(`(?is)<input\b[^>]*>`)
+	nameAttrRE    = regexp.MustCompile(`(?is)\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	valueAttrRE   = regexp.MustCompile(`(?is)\bvalue\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	hiddenRE      = regexp.MustCompile(`(?is)\btype\s*=\s*["']?hidden`)
+	autoSubmitRE  = regexp.MustCompile(`(?is)\.submit\s*\(|\bonload\s*=|requestSubmit\s*\(`)
+	jsonFieldRE   = regexp.MustCompile(`"([A-Za-z0-9_.\-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)+)"`)
+)
+
+func attr(re *regexp.Regexp, tag string) string {
+	m := re.FindStringSubmatch(tag)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1] + m[2] + m[3])
+}
+
+// absorbHandoffBody registers the hand-offs of a campus answer's text
+// before it is redacted and shown: a meta refresh, a script's
+// location.href / location.replace( / window.location = / window.open(,
+// an auto-posting form's action and hidden inputs, and a JSON string
+// field named for a token, ticket or JWT. A cheap look for the words
+// comes first: most answers hold none of them.
+func (c *Call) absorbHandoffBody(t *target, body []byte) error {
+	if len(body) == 0 {
+		return nil
+	}
+	s := unsafe.String(unsafe.SliceData(body), len(body))
+	h := &handoffs{c: c, t: t}
+	if containsAny(body, "efresh", "EFRESH") {
+		for _, m := range metaRefreshRE.FindAllString(s, 64) {
+			h.params(attr(contentAttrRE, m), 0, func(r rune) bool { return r == ';' || r == ' ' || r == '?' || r == '&' || r == '#' })
+		}
+	}
+	if containsAny(body, "ocation", "OCATION", "open") {
+		for _, m := range scriptNavRE.FindAllStringSubmatch(s, 64) {
+			h.url(html.UnescapeString(unescapeJS(m[1])), 0)
+		}
+	}
+	if containsAny(body, "<form", "<FORM", "<Form") && autoSubmitRE.MatchString(s) {
+		for _, f := range formRE.FindAllString(s, 16) {
+			if open := strings.IndexByte(f, '>'); open >= 0 {
+				if a := attr(actionAttrRE, f[:open+1]); a != "" {
+					h.url(a, 0)
 				}
-				continue
 			}
-			if len(d) < minHandoffLen || checkSecretValue(d) != nil || c.p.red.knows(d) {
-				continue
-			}
-			fresh = append(fresh, d)
-			if v != d && checkSecretValue(v) == nil {
-				fresh = append(fresh, v)
+			for _, in := range inputRE.FindAllString(f, 256) {
+				if hiddenRE.MatchString(in) {
+					h.add(attr(valueAttrRE, in), isStrictHandoffName(attr(nameAttrRE, in)))
+				}
 			}
 		}
 	}
-	collect(next.RawQuery, true)
-	collect(next.EscapedFragment(), true)
-	if len(fresh) == 0 {
-		return nil
+	if containsAny(body, "oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt") {
+		for _, m := range jsonFieldRE.FindAllStringSubmatch(s, 256) {
+			if isStrictHandoffName(m[1]) {
+				v := m[2]
+				var d string
+				if json.Unmarshal([]byte(`"`+v+`"`), &d) == nil {
+					v = d
+				}
+				h.add(v, true)
+			}
+		}
 	}
-	if n := c.refreshed.Add(int64(len(fresh))); n > maxRefreshes {
-		return fmt.Errorf("%w: campus service %q handed on new credentials more than %d times in one call", ErrLimit, t.svc.Name, maxRefreshes)
+	return c.registerHandoffs(h)
+}
+
+// unescapeJS undoes the escapes a script writes in a string literal's
+// URL ("\/", "\x3d", "\u0026").
+func unescapeJS(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
 	}
-	c.p.red.addAll(fresh, nil)
-	return nil
+	var d string
+	if json.Unmarshal([]byte(`"`+strings.ReplaceAll(s, `\/`, `/`)+`"`), &d) == nil {
+		return d
+	}
+	return strings.ReplaceAll(s, `\/`, `/`)
+}
+
+func containsAny(b []byte, words ...string) bool {
+	for _, w := range words {
+		if bytes.Contains(b, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // finish reads, decodes and redacts the final response.
@@ -474,6 +758,11 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 			// redacted in the bytes first.
 			if raw := c.p.red.bytes(body); len(raw) != len(body) || &raw[0] != &body[0] {
 				text = toUTF8(raw, mt, label)
+			}
+		}
+		if t.svc != nil {
+			if err := c.absorbHandoffBody(t, text); err != nil {
+				return nil, err
 			}
 		}
 		out.Body = c.p.red.bytesInPlace(text)

