@@ -169,3 +169,28 @@ func TestUpdateHoldsANewRemoteWriteToolUntilAccepted(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "no pending update")
 }
+
+func TestRunCallsARemoteToolUnderTheRules(t *testing.T) {
+	home, srv := addDemoRemote(t)
+	env := map[string]string{"HARNESS_HOME": home}
+	code, out, errs := runCLI(t, env, "run", "mcp-demo-canteen", "menu")
+	require.Equal(t, 0, code, errs)
+	assert.JSONEq(t, `{"dishes":["牛肉面","宫保鸡丁"]}`, out)
+
+	code, _, errs = runCLI(t, env, "run", "mcp-demo-canteen", "order", "--actor", "agent", "--input", `{"dish":"牛肉面"}`)
+	assert.Equal(t, 3, code, "a remote write asks; without --approve it is refused")
+	assert.Contains(t, errs, "refused")
+	assert.Empty(t, srv.Orders())
+	code, _, _ = runCLI(t, env, "run", "mcp-demo-canteen", "order", "--actor", "scheduler", "--input", `{"dish":"牛肉面"}`, "--approve")
+	assert.Equal(t, 3, code, "the scheduler only reads")
+	code, out, errs = runCLI(t, env, "run", "mcp-demo-canteen", "order", "--actor", "agent", "--input", `{"dish":"牛肉面"}`, "--approve")
+	require.Equal(t, 0, code, errs)
+	assert.JSONEq(t, `{"ordered":true}`, out)
+	assert.Equal(t, []map[string]any{{"dish": "牛肉面"}}, srv.Orders())
+
+	code, _, _ = runCLI(t, env, "run", "mcp-demo-canteen", "nosuch")
+	assert.Equal(t, 2, code)
+	code, _, _ = runCLI(t, env, "run", "mcp-demo-canteen", "menu", "--campus")
+	assert.Equal(t, 2, code)
+	assert.NotContains(t, out+errs, remoteToken)
+}

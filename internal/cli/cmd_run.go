@@ -82,6 +82,9 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 	if _, err := parseResolve(f.resolve); err != nil {
 		return Exit(ExitUsage, err)
 	}
+	if _, statErr := os.Stat(arg); statErr != nil && isRemote(app, arg) {
+		return runRemote(ctx, app, arg, toolName, f)
+	}
 	// The document: a local path, else an installed ID.
 	var p *manifest.Plugin
 	var modes registry.Store // the stored modes of an installed or bundled document

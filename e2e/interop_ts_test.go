@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tsSDK is the folder whose node_modules holds the official TypeScript MCP
+// SDK (@modelcontextprotocol/sdk), which .ci/run installs from the npm
+// registry: HARNESS_MCP_TS, else the cache folder .ci/run uses. Without it
+// (and node) the interop tests skip, except under CI, where they fail.
+func tsSDK(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("HARNESS_MCP_TS")
+	if dir == "" {
+		if h, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(h, "harness-node")
+		}
+	}
+	_, nodeErr := exec.LookPath("node")
+	_, sdkErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	if nodeErr != nil || sdkErr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must install node and the TypeScript MCP SDK (.ci/run): node: %v; sdk in %s: %v", nodeErr, dir, sdkErr)
+		}
+		t.Skipf("node or the TypeScript MCP SDK is missing (run .ci/run once, or set HARNESS_MCP_TS): %v %v", nodeErr, sdkErr)
+	}
+	return dir
+}
+
+// nodeScript copies testdata/interop/NAME into a folder beside the SDK's
+// node_modules and starts it with node; the process is killed at cleanup.
+func nodeScript(t *testing.T, name string, env ...string) (*exec.Cmd, *bufio.Reader) {
+	t.Helper()
+	sdk := tsSDK(t)
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(filepath.Join(sdk, "node_modules"), filepath.Join(dir, "node_modules")))
+	src, err := os.ReadFile(filepath.Join("testdata", "interop", name))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), src, 0o644))
+	cmd := exec.Command("node", name)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = &testLog{t: t, prefix: name + ": "}
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, bufio.NewReader(out)
+}
+
+// testLog passes a child's stderr to the test log.
+type testLog struct {
+	t      *testing.T
+	prefix string
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.t.Logf("%s%s", l.prefix, strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestInteropRemotePluginFromTheTypeScriptSDK adds a remote plugin served by
+// a short server written with the official TypeScript SDK, and calls its
+// tools through harness run and harness mcp; the token is never printed.
+func TestInteropRemotePluginFromTheTypeScriptSDK(t *testing.T) {
+	const token = "ts-token-5e1f0a9c7b3d2e4f6a8b"
+	_, out := nodeScript(t, "remote-server.mjs", "TOKEN="+token)
+	line, err := out.ReadString('\n')
+	require.NoError(t, err)
+	url := strings.TrimSpace(line)
+	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), url)
+
+	home := t.TempDir()
+	tok := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tok, []byte(token+"\n"), 0o600))
+	r := invocation{home: home, limit: time.Minute, args: []string{"add-remote", url, "--token-file", tok, "--yes"}}.run(t)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "mcp-ts-canteen.menu")
+	assert.Contains(t, r.stdout, "mcp-ts-canteen.place_order")
+	requireNoToken(t, token, r)
+
+	r = invocation{home: home, limit: time.Minute, args: []string{"tools", "--json"}}.run(t)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "mcp-ts-canteen__menu")
+	requireNoToken(t, token, r)
+
+	r = invocation{home: home, limit: time.Minute, args: []string{"run", "mcp-ts-canteen", "menu", "--input", `{"day":"Friday"}`}}.run(t)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.JSONEq(t, `{"day":"Friday","dishes":["Beef noodles","Mapo tofu"]}`, r.stdout)
+	r = invocation{home: home, limit: time.Minute, args: []string{"run", "mcp-ts-canteen", "place_order", "--actor", "agent", "--input", `{"dish":"Mapo tofu"}`}}.run(t)
+	assert.Equal(t, 3, r.code, "a write asks: refused without --approve")
+	requireNoToken(t, token, r)
+
+	// harness mcp: the Go SDK's client calls the read tool; the write asks,
+	// and without elicitation it is refused: the server records no order.
+	m := startMCPBinary(t, home)
+	ctx := context.Background()
+	res, err := m.call(ctx, "mcp-ts-canteen__menu", map[string]any{"day": "Monday"})
+	require.NoError(t, err)
+	var env map[string]any
+	require.NoError(t, json.Unmarshal([]byte(res), &env), res)
+	assert.Equal(t, map[string]any{"day": "Monday", "dishes": []any{"Beef noodles", "Mapo tofu"}}, env["data"])
+	assert.Equal(t, true, env["untrusted"])
+	res, err = m.call(ctx, "mcp-ts-canteen__place_order", map[string]any{"dish": "Mapo tofu"})
+	require.Error(t, err, res)
+	m.close(t)
+	assert.NotContains(t, m.output(), token)
+	assert.Equal(t, "[]", orders(t, url))
+}
+
+func orders(t *testing.T, mcpURL string) string {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(mcpURL, "/mcp") + "/orders")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func requireNoToken(t *testing.T, token string, r result) {
+	t.Helper()
+	require.NotContains(t, r.stdout, token)
+	require.NotContains(t, r.stderr, token)
+}
