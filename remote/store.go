@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/pkuinfo/harness/internal/atomicfile"
 )
 
 // Entry is one added remote plugin in the home. Whether it is enabled, and
@@ -101,5 +102,5 @@ func (s Store) Change(fn func(map[string]*Entry) error) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(s.path(), append(b, '\n'))
+	return atomicfile.Write(s.path(), append(b, '\n'), 0o600)
 }
