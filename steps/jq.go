@@ -112,6 +112,11 @@ func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l 
 		return nil
 	}
 	fst := fastOf(q, sc)
+	if err := checkInternal(q); err != nil {
+		l.Errorf(at(0), "%v", err)
+		return nil
+	}
+	q.FuncDefs = append(prelude(src), q.FuncDefs...)
 	if err := harden(q); err != nil {
 		l.Errorf(at(0), "%v", err)
 		return nil
@@ -251,16 +256,14 @@ func harden(q *gojq.Query) error {
 			return
 		}
 		switch q.Op {
-		case gojq.OpAdd, gojq.OpMul, gojq.OpEq, gojq.OpNe, gojq.OpLt, gojq.OpGt, gojq.OpLe, gojq.OpGe:
-			name := map[gojq.Operator]string{gojq.OpAdd: "_h_add", gojq.OpMul: "_h_mul", gojq.OpEq: "_h_eq",
-				gojq.OpNe: "_h_ne", gojq.OpLt: "_h_lt", gojq.OpGt: "_h_gt", gojq.OpLe: "_h_le", gojq.OpGe: "_h_ge"}[q.Op]
+		case gojq.OpAdd, gojq.OpSub, gojq.OpMul, gojq.OpDiv, gojq.OpEq, gojq.OpNe, gojq.OpLt, gojq.OpGt, gojq.OpLe, gojq.OpGe:
+			name := map[gojq.Operator]string{gojq.OpAdd: "_h_add", gojq.OpSub: "_h_sub", gojq.OpMul: "_h_mul", gojq.OpDiv: "_h_div",
+				gojq.OpEq: "_h_eq", gojq.OpNe: "_h_ne", gojq.OpLt: "_h_lt", gojq.OpGt: "_h_gt", gojq.OpLe: "_h_le", gojq.OpGe: "_h_ge"}[q.Op]
 			*q = gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: name, Args: []*gojq.Query{q.Left, q.Right}}}}
-		case gojq.OpUpdateAdd, gojq.OpUpdateMul:
+		case gojq.OpUpdateAdd, gojq.OpUpdateSub, gojq.OpUpdateMul, gojq.OpUpdateDiv:
 			// L op= R is `R as $x | L |= . op $x`, as jq defines it.
-			name := "_h_add"
-			if q.Op == gojq.OpUpdateMul {
-				name = "_h_mul"
-			}
+			name := map[gojq.Operator]string{gojq.OpUpdateAdd: "_h_add", gojq.OpUpdateSub: "_h_sub",
+				gojq.OpUpdateMul: "_h_mul", gojq.OpUpdateDiv: "_h_div"}[q.Op]
 			body := &gojq.Query{Left: q.Left, Op: gojq.OpModify, Right: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc,
 				Func: &gojq.Func{Name: name, Args: []*gojq.Query{{Term: &gojq.Term{Type: gojq.TermTypeIdentity}},
 					{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "$__h_rhs"}}}}}}}}
@@ -275,6 +278,7 @@ func harden(q *gojq.Query) error {
 			walkQ(t.Index.Start)
 			walkQ(t.Index.End)
 			walkStr(t.Index.Str, walkQ)
+			checkIndex(t.Index)
 		}
 		if t.Func != nil {
 			if t.Func.Name == "now" && len(t.Func.Args) == 0 {
@@ -332,6 +336,13 @@ func harden(q *gojq.Query) error {
 				walkQ(s.Index.Start)
 				walkQ(s.Index.End)
 				walkStr(s.Index.Str, walkQ)
+				checkIndex(s.Index)
+			}
+		}
+		if t.Type == gojq.TermTypeFunc {
+			if n, ok := costFuncs[t.Func.Name]; ok && n == len(t.Func.Args) {
+				costGuard(t)
+				return
 			}
 		}
 		// Builtins that recurse over their input in Go: check its nesting
@@ -346,7 +357,8 @@ func harden(q *gojq.Query) error {
 					t.Func.Args[i] = guarded(a)
 				}
 			}
-			if t.Func.Name == "setpath" && len(t.Func.Args) == 2 || t.Func.Name == "delpaths" && len(t.Func.Args) == 1 {
+			if t.Func.Name == "setpath" && len(t.Func.Args) == 2 || t.Func.Name == "delpaths" && len(t.Func.Args) == 1 ||
+				t.Func.Name == "getpath" && len(t.Func.Args) == 1 {
 				fn := "_h_path"
 				if t.Func.Name == "delpaths" {
 					fn = "_h_paths"
@@ -359,14 +371,26 @@ func harden(q *gojq.Query) error {
 		if t.Type == gojq.TermTypeFunc && t.Func.Name == "tonumber" && len(t.Func.Args) == 0 {
 			guard, cond = true, "_h_numok"
 		}
+		// The regexp and flags are $-parameters of the regex builtins:
+		// bound once before the check, so that each of their values is
+		// checked and used once, as jq binds them.
+		var binds []*gojq.Query
+		var names []string
 		if t.Type == gojq.TermTypeFunc {
 			if ai, ok := regexFuncs[t.Func.Name][len(t.Func.Args)]; ok {
 				guard, cond = true, "_h_reok"
+				bind := func(i int, name string) *gojq.Query {
+					binds, names = append(binds, t.Func.Args[i]), append(names, name)
+					ref := &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: name}}}
+					t.Func.Args[i] = ref
+					return ref
+				}
+				re := bind(ai[0], "$__h_re")
 				flags := &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeNull}}
 				if ai[1] >= 0 {
-					flags = t.Func.Args[ai[1]]
+					flags = bind(ai[1], "$__h_flags")
 				}
-				condArgs = []*gojq.Query{t.Func.Args[ai[0]], flags, {Term: &gojq.Term{Type: gojq.TermTypeString, Str: &gojq.String{Str: t.Func.Name}}}}
+				condArgs = []*gojq.Query{re, flags, {Term: &gojq.Term{Type: gojq.TermTypeString, Str: &gojq.String{Str: t.Func.Name}}}}
 			}
 		}
 		if guard {
@@ -377,10 +401,54 @@ func harden(q *gojq.Query) error {
 				Then: &gojq.Query{Term: &inner},
 				Else: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "empty"}}},
 			}, SuffixList: t.SuffixList}
+			if len(binds) > 0 {
+				body := &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIf, If: t.If}}
+				for i := len(binds) - 1; i >= 0; i-- {
+					body = &gojq.Query{Left: binds[i], Patterns: []*gojq.Pattern{{Name: names[i]}}, Op: gojq.OpPipe, Right: body}
+				}
+				*t = gojq.Term{Type: gojq.TermTypeQuery, Query: body, SuffixList: t.SuffixList}
+			}
 		}
 	}
 	walkQ(q)
 	return err
+}
+
+// checkIndex makes the index of `.[n]` pass _h_idx first (slices clamp
+// their bounds to the value's length, so they need no check).
+func checkIndex(x *gojq.Index) {
+	if x.IsSlice || x.Start == nil {
+		return
+	}
+	x.Start = &gojq.Query{Left: x.Start, Op: gojq.OpPipe,
+		Right: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_h_idx"}}}}
+}
+
+// costGuard rewrites a call of one of costFuncs, F or F(A), as
+// `if _h_cost("F") then F else empty end`, or with its argument bound first
+// (so that it is evaluated once): `A as $x | if _h_cost("F"; $x) then F($x)
+// else empty end`. The term's suffixes apply to the whole.
+func costGuard(t *gojq.Term) {
+	name := t.Func.Name
+	lit := &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeString, Str: &gojq.String{Str: name}}}
+	condArgs := []*gojq.Query{lit}
+	call := &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: name}}
+	var arg *gojq.Query
+	if len(t.Func.Args) == 1 {
+		arg = t.Func.Args[0]
+		ref := &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "$__h_arg"}}}
+		condArgs = append(condArgs, ref)
+		call.Func.Args = []*gojq.Query{ref}
+	}
+	body := &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIf, If: &gojq.If{
+		Cond: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_h_cost", Args: condArgs}}},
+		Then: &gojq.Query{Term: call},
+		Else: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "empty"}}},
+	}}}
+	if arg != nil {
+		body = &gojq.Query{Left: arg, Patterns: []*gojq.Pattern{{Name: "$__h_arg"}}, Op: gojq.OpPipe, Right: body}
+	}
+	*t = gojq.Term{Type: gojq.TermTypeQuery, Query: body, SuffixList: t.SuffixList}
 }
 
 // walkStr hardens the interpolations of a string: each is turned into text
@@ -487,10 +555,7 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 	maxStr, maxDepth := lim.StringBytes, lim.Depth
 	cmp := func(name string, ok func(int) bool) gojq.CompilerOption {
 		return gojq.WithFunction(name, 2, 2, func(_ any, a []any) any {
-			if err := checkDepth(a[0], maxDepth); err != nil {
-				return err
-			}
-			if err := checkDepth(a[1], maxDepth); err != nil {
+			if err := cmpOK(a[0], a[1], maxDepth); err != nil {
 				return err
 			}
 			return ok(gojq.Compare(a[0], a[1]))
@@ -507,6 +572,21 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 		}),
 		gojq.WithFunction("_h_add", 2, 2, func(_ any, a []any) any { return add(a[0], a[1], maxStr) }),
 		gojq.WithFunction("_h_mul", 2, 2, func(_ any, a []any) any { return mul(a[0], a[1], maxStr, maxDepth) }),
+		gojq.WithFunction("_h_sub", 2, 2, func(_ any, a []any) any { return sub(a[0], a[1], maxDepth) }),
+		gojq.WithFunction("_h_div", 2, 2, func(_ any, a []any) any { return div(a[0], a[1], maxStr) }),
+		gojq.WithFunction("_h_idx", 0, 0, func(v any, _ []any) any {
+			if err := idxOK(v, maxStr); err != nil {
+				return err
+			}
+			return v
+		}),
+		gojq.WithFunction("_h_cost", 1, 2, func(v any, a []any) any {
+			name, _ := a[0].(string)
+			if err := costOK(name, v, a[1:], maxStr, maxDepth); err != nil {
+				return err
+			}
+			return true
+		}),
 		cmp("_h_eq", func(c int) bool { return c == 0 }),
 		cmp("_h_ne", func(c int) bool { return c != 0 }),
 		cmp("_h_lt", func(c int) bool { return c < 0 }),
@@ -529,10 +609,7 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 			return true
 		}),
 		gojq.WithFunction("_h_path", 1, 1, func(_ any, a []any) any {
-			if p, ok := a[0].([]any); ok && len(p) > maxDepth {
-				return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a path"}
-			}
-			if err := checkDepth(a[0], maxDepth); err != nil {
+			if err := pathOK(a[0], maxStr, maxDepth); err != nil {
 				return err
 			}
 			return a[0]
@@ -540,13 +617,10 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 		gojq.WithFunction("_h_paths", 1, 1, func(_ any, a []any) any {
 			if ps, ok := a[0].([]any); ok {
 				for _, p := range ps {
-					if p, ok := p.([]any); ok && len(p) > maxDepth {
-						return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a path"}
+					if err := pathOK(p, maxStr, maxDepth); err != nil {
+						return err
 					}
 				}
-			}
-			if err := checkDepth(a[0], maxDepth); err != nil {
-				return err
 			}
 			return a[0]
 		}),
@@ -646,10 +720,11 @@ func mul(l, r any, maxStr, maxDepth int) any {
 		}
 	}
 	if _, ok := l.(map[string]any); ok {
-		if err := checkDepth(l, maxDepth); err != nil {
+		// A deep merge walks both objects.
+		if err := sized(l, JQWork, maxDepth, "merging objects with *"); err != nil {
 			return err
 		}
-		if err := checkDepth(r, maxDepth); err != nil {
+		if err := sized(r, JQWork, maxDepth, "merging objects with *"); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,668 @@
+package steps
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/itchyny/gojq"
+)
+
+// The cost of jq's builtins. Most of gojq's work is a sequence of small
+// steps that the deadline and the heap watch can stop between; but some
+// builtins do all their work in one Go call: comparing two values, `-` of
+// two arrays, contains, inside, index, indices, rindex, add, join, split,
+// explode, transpose. Their cost grows with the product of their inputs'
+// sizes ([range(1e5)] - [range(1e5)] is 1e10 comparisons) or their result
+// is much larger than their input (an index past the end of an array makes
+// the array that long in one allocation). Each such call is estimated from
+// its arguments before it runs, and refused with a LimitError past a
+// budget:
+//
+//   - JQWork units of work (about 10 ns each: one value visited, or 64 bytes
+//     of a string), for the work of one call;
+//   - arrayLimit(StringBytes) elements for an array made in one call, or an
+//     array index or path element given to an assignment or setpath;
+//   - StringBytes for a string made in one call.
+//
+// Values are measured with repetition, as gojq walks them: a value that holds
+// one part many times ([$a, $a, ...], or a reduce that nests `[., .]`) is
+// as large as its written-out form, and measuring stops at the budget.
+
+// JQWork bounds the work of one jq builtin call that the deadline cannot
+// interrupt, in units of about 10 ns (one value compared, or 64 bytes).
+const JQWork = 10_000_000
+
+// maxIndexArray bounds the values of an array used as an index (.[$a] on an
+// array runs indices($a)).
+const maxIndexArray = 8
+
+// arrayLimit is the length of the longest array one jq call may make.
+func arrayLimit(maxStr int) int { return maxStr / 8 }
+
+func workError(what string) error {
+	return &LimitError{Limit: "jqWork", Max: JQWork, What: what}
+}
+
+func arrayError(maxStr int, what string) error {
+	return &LimitError{Limit: "string", Max: int64(arrayLimit(maxStr)), What: what}
+}
+
+// measure counts the work units of walking v: one per value and per key,
+// one per 64 bytes of a string or key, repeated parts counted each time. It
+// stops once the count passes most (complete false) or the nesting passes
+// maxDepth (deep true); so it visits at most most+1 values.
+func measure(v any, most, maxDepth int) (n int, complete, deep bool) {
+	m := meter{left: most, depth: maxDepth}
+	m.walk(v, 0)
+	return most - m.left, m.left >= 0 && !m.deep, m.deep
+}
+
+type meter struct {
+	left, depth int
+	deep        bool
+}
+
+func (m *meter) walk(v any, d int) bool {
+	m.left--
+	switch v := v.(type) {
+	case string:
+		m.left -= len(v) >> 6
+	case []any:
+		if d >= m.depth {
+			m.deep = true
+			return false
+		}
+		for _, x := range v {
+			if m.left < 0 || !m.walk(x, d+1) {
+				return false
+			}
+		}
+	case map[string]any:
+		if d >= m.depth {
+			m.deep = true
+			return false
+		}
+		for k, x := range v {
+			m.left -= 1 + len(k)>>6
+			if m.left < 0 || !m.walk(x, d+1) {
+				return false
+			}
+		}
+	}
+	return m.left >= 0
+}
+
+// sized measures v within the budget: an error when it is deeper than
+// maxDepth or larger than most.
+func sized(v any, most, maxDepth int, what string) error {
+	_, complete, deep := measure(v, most, maxDepth)
+	if deep {
+		return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a value's nesting"}
+	}
+	if !complete {
+		return workError(what)
+	}
+	return nil
+}
+
+// cmpOK is the check before gojq compares a and b: the comparison walks
+// both values in step, so its work is at most the smaller one's size.
+func cmpOK(a, b any, maxDepth int) error {
+	switch a.(type) {
+	case []any:
+		if _, ok := b.([]any); !ok {
+			return nil // types compare in one step
+		}
+	case map[string]any:
+		if _, ok := b.(map[string]any); !ok {
+			return nil
+		}
+	default:
+		return nil
+	}
+	_, complete, deep := measure(a, JQWork, maxDepth)
+	if deep {
+		return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a value's nesting"}
+	}
+	if complete {
+		return nil
+	}
+	_, complete, deep = measure(b, JQWork, maxDepth)
+	if deep {
+		return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a value's nesting"}
+	}
+	if complete {
+		return nil
+	}
+	return workError("comparing two values each larger than the limit")
+}
+
+// subOK is the check before `l - r` of two arrays: each element of l is
+// compared with each of r, so the work is at most len(l) times r's size,
+// and at most len(r) times l's size.
+func subOK(l, r []any, maxDepth int) error {
+	if len(l) == 0 || len(r) == 0 {
+		return nil
+	}
+	// (The arrays themselves count one each: not compared.)
+	_, complete, deep := measure(r, JQWork/len(l)+1, maxDepth)
+	if !complete && !deep {
+		_, complete, deep = measure(l, JQWork/len(r)+1, maxDepth)
+	}
+	if deep {
+		return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a value's nesting"}
+	}
+	if !complete {
+		return workError(fmt.Sprintf("subtracting an array of %d values from one of %d", len(r), len(l)))
+	}
+	return nil
+}
+
+// containsOK is the check before contains(l; r) (inside swaps them): for
+// arrays each element of r is looked for among all of l, recursively; for
+// objects each key of r is looked up in l.
+func containsOK(l, r any, maxDepth int) error {
+	c := containsCost{left: JQWork, depth: maxDepth}
+	if !c.walk(l, r, 0) {
+		if c.deep {
+			return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a value's nesting"}
+		}
+		return workError("contains (or inside) on these values")
+	}
+	return nil
+}
+
+type containsCost struct {
+	left, depth int
+	deep        bool
+}
+
+func (c *containsCost) walk(l, r any, d int) bool {
+	c.left--
+	switch l := l.(type) {
+	case string:
+		if r, ok := r.(string); ok {
+			c.left -= (len(l) + len(r)) >> 6
+		}
+	case []any:
+		r, ok := r.([]any)
+		if !ok {
+			break
+		}
+		// Each value of r against each of l: at most the product of
+		// their sizes.
+		sr, complete, deep := measure(r, c.left, c.depth-d)
+		if deep {
+			c.deep = true
+			return false
+		}
+		if !complete {
+			return false
+		}
+		sl, complete, deep := measure(l, c.left/max(sr, 1), c.depth-d)
+		if deep {
+			c.deep = true
+			return false
+		}
+		if !complete {
+			return false
+		}
+		c.left -= sl * sr
+	case map[string]any:
+		r, ok := r.(map[string]any)
+		if !ok || len(l) < len(r) {
+			break
+		}
+		if d >= c.depth {
+			c.deep = true
+			return false
+		}
+		for k, rv := range r {
+			c.left--
+			if lv, ok := l[k]; ok && !c.walk(lv, rv, d+1) {
+				return false
+			}
+			if c.left < 0 {
+				return false
+			}
+		}
+	}
+	return c.left >= 0
+}
+
+// indexOK is the check before index, indices and rindex: each position of
+// v is compared with the needle x. A string is first exploded into an array
+// of its characters.
+func indexOK(name string, v, x any, maxStr, maxDepth int) error {
+	switch v := v.(type) {
+	case []any:
+		xs, ok := x.([]any)
+		if !ok {
+			xs = []any{x}
+		}
+		if len(xs) == 0 || len(xs) > len(v) {
+			return nil
+		}
+		pos := len(v) - len(xs) + 1
+		_, complete, deep := measure(xs, JQWork/pos, maxDepth)
+		if deep {
+			return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a value's nesting"}
+		}
+		if !complete {
+			return workError(fmt.Sprintf("%s of a needle of %d values in an array of %d", name, len(xs), len(v)))
+		}
+	case string:
+		xs, ok := x.(string)
+		if !ok {
+			return nil
+		}
+		n, m := utf8.RuneCountInString(v), utf8.RuneCountInString(xs)
+		if n > arrayLimit(maxStr) {
+			return arrayError(maxStr, fmt.Sprintf("%s in a string of %d characters (it makes an array of them)", name, n))
+		}
+		if m > 0 && m <= n && (n-m+1)*m > JQWork {
+			return workError(fmt.Sprintf("%s of a string of %d characters in one of %d", name, m, n))
+		}
+	}
+	return nil
+}
+
+// addOK is the check before add: the strings, arrays or objects it joins.
+func addOK(v any, maxStr int) error {
+	var strs, elems, keys int
+	each(v, func(x any) {
+		switch x := x.(type) {
+		case string:
+			strs += len(x)
+		case []any:
+			elems += len(x)
+		case map[string]any:
+			keys += len(x)
+		}
+	})
+	switch {
+	case strs > maxStr:
+		return &LimitError{Limit: "string", Max: int64(maxStr), What: "a jq string made by add"}
+	case elems > arrayLimit(maxStr):
+		return arrayError(maxStr, "a jq array made by add")
+	case keys > JQWork:
+		return workError("add of objects with this many keys")
+	}
+	return nil
+}
+
+// each calls f with each value of an array or object.
+func each(v any, f func(any)) {
+	switch v := v.(type) {
+	case []any:
+		for _, x := range v {
+			f(x)
+		}
+	case map[string]any:
+		for _, x := range v {
+			f(x)
+		}
+	}
+}
+
+// joinOK is the check before join: the length of the string it makes.
+func joinOK(v, sep any, maxStr int) error {
+	s, _ := sep.(string)
+	n, total := 0, 0
+	each(v, func(x any) {
+		n++
+		switch x := x.(type) {
+		case string:
+			total += len(x)
+		case bool:
+			total += 5
+		case nil:
+		default:
+			total += 32 // a number's text
+		}
+	})
+	if n > 1 {
+		total += (n - 1) * len(s)
+	}
+	if total > maxStr {
+		return &LimitError{Limit: "string", Max: int64(maxStr), What: "a jq string made by join"}
+	}
+	return nil
+}
+
+// splitOK is the check before split/1 and `/` of strings: the pieces.
+func splitOK(s, sep string, maxStr int) error {
+	if n := strings.Count(s, sep) + 1; n > arrayLimit(maxStr) {
+		return arrayError(maxStr, fmt.Sprintf("the %d pieces of a split", n))
+	}
+	return nil
+}
+
+// transposeOK is the check before transpose: rows times the longest row.
+func transposeOK(v any, maxStr int) error {
+	rows, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	long := 0
+	for _, r := range rows {
+		if r, ok := r.([]any); ok {
+			long = max(long, len(r))
+		}
+	}
+	if long > 0 && len(rows) > arrayLimit(maxStr)/long {
+		return arrayError(maxStr, fmt.Sprintf("transpose of %d rows of up to %d values", len(rows), long))
+	}
+	return nil
+}
+
+// indexValue is the value of a non-negative array index, and whether v is
+// a number at all.
+func indexValue(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f, true
+	}
+	return 0, false
+}
+
+// idxOK is _h_idx, the check of an index `.[n]`: an assignment through an
+// index past an array's end makes the array that long in one allocation,
+// so an index past arrayLimit is refused (read or write: the program
+// cannot tell them apart). An array used as an index (which runs indices)
+// is limited to maxIndexArray values.
+func idxOK(v any, maxStr int) error {
+	if f, ok := indexValue(v); ok {
+		if f >= float64(arrayLimit(maxStr)) || math.IsInf(f, 1) {
+			return arrayError(maxStr, "the array index "+gojq.Preview(v))
+		}
+		return nil
+	}
+	if a, ok := v.([]any); ok {
+		if _, complete, _ := measure(a, maxIndexArray, 4); !complete {
+			return fmt.Errorf("an array used as an index may hold at most %d values (use indices)", maxIndexArray)
+		}
+	}
+	return nil
+}
+
+// pathOK is the check of a path given to setpath, getpath or delpaths.
+func pathOK(p any, maxStr, maxDepth int) error {
+	ps, ok := p.([]any)
+	if !ok {
+		return nil
+	}
+	if len(ps) > maxDepth {
+		return &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a path"}
+	}
+	for _, x := range ps {
+		if err := idxOK(x, maxStr); err != nil {
+			return err
+		}
+	}
+	return sized(p, JQWork, maxDepth, "a path")
+}
+
+// costOK is _h_cost: the check before one of costFuncs runs on v.
+func costOK(name string, v any, args []any, maxStr, maxDepth int) error {
+	var x any
+	if len(args) > 0 {
+		x = args[0]
+	}
+	if recursing[name] {
+		if err := checkValue(v, maxDepth, 4*maxStr); err != nil {
+			return err
+		}
+		if argGuarded[name] {
+			if err := checkValue(x, maxDepth, 4*maxStr); err != nil {
+				return err
+			}
+		}
+	}
+	switch name {
+	case "contains":
+		return containsOK(v, x, maxDepth)
+	case "inside":
+		return containsOK(x, v, maxDepth)
+	case "index", "indices", "rindex":
+		return indexOK(name, v, x, maxStr, maxDepth)
+	case "add":
+		return addOK(v, maxStr)
+	case "join":
+		return joinOK(v, x, maxStr)
+	case "split":
+		if s, ok := v.(string); ok {
+			if sep, ok := x.(string); ok {
+				return splitOK(s, sep, maxStr)
+			}
+		}
+	case "explode":
+		if s, ok := v.(string); ok {
+			if n := utf8.RuneCountInString(s); n > arrayLimit(maxStr) {
+				return arrayError(maxStr, fmt.Sprintf("explode of a string of %d characters", n))
+			}
+		}
+	case "transpose":
+		return transposeOK(v, maxStr)
+	}
+	return nil
+}
+
+// costFuncs are the builtins checked by costOK, with the arity checked.
+var costFuncs = map[string]int{
+	"contains": 1, "inside": 1, "index": 1, "indices": 1, "rindex": 1,
+	"add": 0, "join": 1, "split": 1, "explode": 0, "transpose": 0,
+}
+
+// sub is `l - r` with subOK's check first.
+func sub(l, r any, maxDepth int) any {
+	switch l := l.(type) {
+	case int:
+		if r, ok := r.(int); ok {
+			if v := l - r; (v <= l) == (r >= 0) {
+				return v
+			}
+		}
+	case float64:
+		if r, ok := r.(float64); ok {
+			return l - r
+		}
+	case []any:
+		if r, ok := r.([]any); ok {
+			if err := subOK(l, r, maxDepth); err != nil {
+				return err
+			}
+		}
+	}
+	return runPair(subCode, l, r)
+}
+
+// div is `l / r` with splitOK's check first (a string divided by a
+// string is split).
+func div(l, r any, maxStr int) any {
+	switch l := l.(type) {
+	case float64:
+		if r, ok := r.(float64); ok && r != 0 {
+			return l / r
+		}
+	case string:
+		if r, ok := r.(string); ok {
+			if err := splitOK(l, r, maxStr); err != nil {
+				return err
+			}
+		}
+	}
+	return runPair(divCode, l, r)
+}
+
+var (
+	subCode = mustCode(".[0] - .[1]")
+	divCode = mustCode(".[0] / .[1]")
+)
+
+// internalNames are gojq's builtins that stand behind operators and other
+// builtins (`_multiply` is `*`): called by name they would skip the checks
+// the operators have, so a program may not call them.
+var internalNames = map[string]bool{
+	"_index": true, "_slice": true, "_plus": true, "_negate": true, "_add": true, "_subtract": true,
+	"_multiply": true, "_divide": true, "_modulo": true, "_alternative": true, "_equal": true,
+	"_notequal": true, "_greater": true, "_less": true, "_greatereq": true, "_lesseq": true,
+	"_range": true, "_min_by": true, "_max_by": true, "_sort_by": true, "_group_by": true,
+	"_unique_by": true, "_match": true, "_captures": true, "_tohtml": true, "_touri": true,
+	"_tourid": true, "_tocsv": true, "_totsv": true, "_tosh": true, "_tobase64": true,
+	"_tobase64d": true, "_modify": true, "_assign": true, "_last": true,
+}
+
+// preludeDefs are jq's own definitions (from gojq's builtin.jq) of the
+// builtins that index, set paths, compare or join values given by the
+// program. Compiled inside gojq they would skip the checks; a program that
+// names one gets this copy, hardened as the program is.
+var preludeDefs = map[string]string{
+	"nth":        `def nth($n): .[$n];`,
+	"add":        `def add(f): [f] | add;`,
+	"fromstream": `def fromstream(f): foreach f as $pv (null; if .e then null end | $pv as [$p, $v] | if $pv | length == 2 then setpath(["v"] + $p; $v) | setpath(["e"]; $p | length == 0) else setpath(["e"]; $p | length == 1) end; if .e then .v else empty end);`,
+	"sub": `def sub($re; str; $flags): reduce match($re; $flags) as {$offset, $length, $captures} ({s: ., r: []}; reduce ($captures | _captures | str) as $s (.i = 0; .r[.i] += .s[.next:$offset] + $s | .i += 1) | .next = $offset + $length) | .r[] + .s[.next:] // .s;
+def sub($re; str): sub($re; str; null);`,
+	"gsub":  `def gsub($re; str): sub($re; str; "g"); def gsub($re; str; $flags): sub($re; str; $flags + "g");`,
+	"IN":    `def IN(s): any(s == .; .); def IN(src; s): any(src == s; .);`,
+	"INDEX": `def INDEX(stream; idx_expr): reduce stream as $row ({}; .[$row | idx_expr | tostring] = $row); def INDEX(idx_expr): INDEX(.[]; idx_expr);`,
+	"JOIN":  `def JOIN($idx; idx_expr): [.[] | [., $idx[idx_expr]]]; def JOIN($idx; stream; idx_expr): stream | [., $idx[idx_expr]]; def JOIN($idx; stream; idx_expr; join_expr): stream | [., $idx[idx_expr]] | join_expr;`,
+}
+
+// preludeOrder lists preludeDefs so that a definition comes after those it
+// calls (gsub calls sub).
+var preludeOrder = []string{"nth", "add", "fromstream", "sub", "gsub", "IN", "INDEX", "JOIN"}
+
+// prelude returns the definitions of preludeDefs the program's text may
+// call, parsed afresh (hardening rewrites them in place).
+func prelude(src string) []*gojq.FuncDef {
+	var b strings.Builder
+	for _, name := range preludeOrder {
+		if strings.Contains(src, name) || name == "sub" && strings.Contains(src, "gsub") {
+			b.WriteString(preludeDefs[name])
+			b.WriteString("\n")
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	b.WriteString(".")
+	q, err := gojq.Parse(b.String())
+	if err != nil {
+		panic(err)
+	}
+	return q.FuncDefs
+}
+
+// checkInternal refuses calls of internalNames (a program's own function of
+// that name may be called).
+func checkInternal(q *gojq.Query) error {
+	own := map[string]bool{}
+	var calls []string
+	var find func(q *gojq.Query)
+	find = func(q *gojq.Query) {
+		if q == nil {
+			return
+		}
+		for _, fd := range q.FuncDefs {
+			own[fd.Name] = true
+			find(fd.Body)
+		}
+		find(q.Left)
+		find(q.Right)
+		findTerm(q.Term, find, &calls)
+	}
+	find(q)
+	for _, c := range calls {
+		if internalNames[c] && !own[c] {
+			return fmt.Errorf("jq: %s is internal to jq (use the operator or builtin it stands for)", c)
+		}
+	}
+	return nil
+}
+
+// findTerm collects the names of functions a term calls.
+func findTerm(t *gojq.Term, find func(*gojq.Query), calls *[]string) {
+	if t == nil {
+		return
+	}
+	if t.Func != nil {
+		*calls = append(*calls, t.Func.Name)
+		for _, a := range t.Func.Args {
+			find(a)
+		}
+	}
+	idx := func(x *gojq.Index) {
+		if x != nil {
+			find(x.Start)
+			find(x.End)
+			if x.Str != nil {
+				for _, q := range x.Str.Queries {
+					find(q)
+				}
+			}
+		}
+	}
+	idx(t.Index)
+	for _, s := range t.SuffixList {
+		idx(s.Index)
+	}
+	if t.Object != nil {
+		for _, kv := range t.Object.KeyVals {
+			find(kv.KeyQuery)
+			find(kv.Val)
+			if kv.KeyString != nil {
+				for _, q := range kv.KeyString.Queries {
+					find(q)
+				}
+			}
+		}
+	}
+	if t.Array != nil {
+		find(t.Array.Query)
+	}
+	if t.Unary != nil {
+		findTerm(t.Unary.Term, find, calls)
+	}
+	if t.Str != nil {
+		for _, q := range t.Str.Queries {
+			find(q)
+		}
+	}
+	if t.If != nil {
+		find(t.If.Cond)
+		find(t.If.Then)
+		for _, e := range t.If.Elif {
+			find(e.Cond)
+			find(e.Then)
+		}
+		find(t.If.Else)
+	}
+	if t.Try != nil {
+		find(t.Try.Body)
+		find(t.Try.Catch)
+	}
+	if t.Reduce != nil {
+		find(t.Reduce.Query)
+		find(t.Reduce.Start)
+		find(t.Reduce.Update)
+	}
+	if t.Foreach != nil {
+		find(t.Foreach.Query)
+		find(t.Foreach.Start)
+		find(t.Foreach.Update)
+		find(t.Foreach.Extract)
+	}
+	if t.Label != nil {
+		find(t.Label.Body)
+	}
+	find(t.Query)
+}
