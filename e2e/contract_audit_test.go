@@ -1375,7 +1375,7 @@ func TestAuditMCPCalls(t *testing.T) {
 	c := newCounter(t)
 	services := servicesFile(t, "office", c.srv.URL)
 	doc := writeFiles(t, t.TempDir(), map[string]string{
-		"PLUGIN.md":       auditDoc("mcp-doc", "1.0.0", "access:\n  campus: [office]\n"),
+		"PLUGIN.md":       auditDoc("mcpdoc", "1.0.0", "access:\n  campus: [office]\n"),
 		"tools/look.yaml": "description: Looks a room up.\neffect: read\ninput: {type: object, properties: {room: {type: string}}, required: [room]}\nsteps:\n  - request: {service: office, path: '/rooms/${ $input.room }'}\n  - return: '.body'\n",
 		"tools/book.yaml": "description: Books a room.\neffect: write\nsteps:\n  - request: {service: office, method: POST, path: /book}\n  - return: '.body'\n",
 		"tools/mine.yaml": "description: Mine.\neffect: read\nuserOnly: true\nsteps:\n  - return: '1'\n",
@@ -1397,27 +1397,27 @@ func TestAuditMCPCalls(t *testing.T) {
 	for _, tl := range list.Tools {
 		byName[tl.Name] = tl
 	}
-	require.Contains(t, byName, "mcp-doc__look")
-	require.Contains(t, byName, "mcp-doc__book")
-	require.NotContains(t, byName, "mcp-doc__mine", "userOnly tools are hidden")
-	require.Equal(t, "Looks a room up.", byName["mcp-doc__look"].Description)
-	schema, err := json.Marshal(byName["mcp-doc__look"].InputSchema)
+	require.Contains(t, byName, "mcpdoc__look")
+	require.Contains(t, byName, "mcpdoc__book")
+	require.NotContains(t, byName, "mcpdoc__mine", "userOnly tools are hidden")
+	require.Equal(t, "Looks a room up.", byName["mcpdoc__look"].Description)
+	schema, err := json.Marshal(byName["mcpdoc__look"].InputSchema)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"room": {"type": "string"}}, "required": ["room"]}`, string(schema))
 
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp-doc__look", Arguments: map[string]any{"room": "101"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpdoc__look", Arguments: map[string]any{"room": "101"}})
 	require.NoError(t, err)
 	require.Len(t, res.Content, 1)
 	text := res.Content[0].(*mcp.TextContent).Text
 	require.False(t, res.IsError, text)
-	require.JSONEq(t, `{"source": {"plugin": "mcp-doc", "tool": "look", "trust": "community"}, "untrusted": true, "data": {"ok": true, "path": "/rooms/101"}}`, text)
+	require.JSONEq(t, `{"source": {"plugin": "mcpdoc", "tool": "look", "trust": "community"}, "untrusted": true, "data": {"ok": true, "path": "/rooms/101"}}`, text)
 
 	before := c.hits()
 	for _, call := range []*mcp.CallToolParams{
-		{Name: "mcp-doc__book", Arguments: map[string]any{}},   // a community write asks; this client cannot answer
-		{Name: "mcp-doc__mine", Arguments: map[string]any{}},   // userOnly
-		{Name: "mcp-doc__look", Arguments: map[string]any{}},   // input failing the schema
-		{Name: "mcp-doc__nosuch", Arguments: map[string]any{}}, // unknown
+		{Name: "mcpdoc__book", Arguments: map[string]any{}},   // a community write asks; this client cannot answer
+		{Name: "mcpdoc__mine", Arguments: map[string]any{}},   // userOnly
+		{Name: "mcpdoc__look", Arguments: map[string]any{}},   // input failing the schema
+		{Name: "mcpdoc__nosuch", Arguments: map[string]any{}}, // unknown
 	} {
 		res, err := cs.CallTool(ctx, call)
 		if err != nil {
