@@ -18,7 +18,8 @@ import (
 type Program struct {
 	Plugin *manifest.Plugin
 	tools  map[string]*tool
-	prefs  map[string]any // defaults
+	prefs  map[string]any         // defaults
+	unsafe map[string][]steps.Use // every tool's requests that can send an unsafe method (effect.go)
 }
 
 type tool struct {
@@ -39,7 +40,7 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		o(&cfg)
 	}
 	var l diag.List
-	prog := &Program{Plugin: p, tools: map[string]*tool{}, prefs: map[string]any{}}
+	prog := &Program{Plugin: p, tools: map[string]*tool{}, prefs: map[string]any{}, unsafe: map[string][]steps.Use{}}
 	for _, pr := range p.Preferences {
 		prog.prefs[pr.Name] = steps.FromGo(pr.Default)
 	}
@@ -55,6 +56,7 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		}
 		block := c.Block(t.Steps, "steps")
 		c.CheckUses()
+		prog.unsafe[t.Name] = unsafeUses(c.Uses)
 		l.Merge(tl)
 		if tl.HasErrors() {
 			continue

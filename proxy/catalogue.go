@@ -46,6 +46,11 @@ type Service struct {
 	// service's login redirect paths count as entry points too. Compared
 	// without letter case and without a segment's ";parameters".
 	Entry []string
+	// QueryPaths are the service's query endpoints: paths that answer a
+	// query sent by POST and change nothing (an exact path, or a folder
+	// ending in "/"). A tool's unsafe request elsewhere counts as a write
+	// (see IsQueryPath).
+	QueryPaths []string
 }
 
 // Auth names the session parts the proxy attaches from the keystore. A
@@ -149,6 +154,7 @@ func Builtin() Catalogue {
 	}
 	c := make(Catalogue, len(list))
 	for _, s := range list {
+		s.QueryPaths = slices.Clone(builtinQueryPaths[s.Name])
 		c[s.Name] = s
 	}
 	return c

@@ -177,19 +177,28 @@ func message(t *Tool, a Actor, r Reason, mode manifest.Mode) string {
 	case ReasonUserOnly:
 		return fmt.Sprintf("%s is for the user only: the %s may not call it", t.ID, a)
 	case ReasonSchedulerNotRead:
-		return fmt.Sprintf("%s has effect %s: the scheduler may call only read tools", t.ID, t.Effect)
+		return fmt.Sprintf("%s has effect %s%s: the scheduler may call only read tools", t.ID, t.Effect, effectNote(t))
 	case ReasonModeOff:
-		return fmt.Sprintf("%s tools of %s are off", t.Effect, d.ID)
+		return fmt.Sprintf("%s tools of %s are off%s", t.Effect, d.ID, effectNote(t))
 	case ReasonSchedulerAsk:
 		return fmt.Sprintf("%s needs the user's approval, which the scheduler cannot ask for", t.ID)
 	case ReasonAlwaysAsk:
 		return fmt.Sprintf("%s asks the user before every call", t.ID)
 	case ReasonModeAsk:
-		return fmt.Sprintf("%s tools of %s (%s) ask the user first", t.Effect, d.ID, d.Trust)
+		return fmt.Sprintf("%s tools of %s (%s) ask the user first%s", t.Effect, d.ID, d.Trust, effectNote(t))
 	case ReasonTainted:
-		return fmt.Sprintf("this turn read untrusted data, so the %s tool %s asks the user first", t.Effect, t.ID)
+		return fmt.Sprintf("this turn read untrusted data, so the %s tool %s asks the user first%s", t.Effect, t.ID, effectNote(t))
 	}
 	return fmt.Sprintf("%s may run", t.ID)
+}
+
+// effectNote says why a tool counts above its declared effect (" (declared
+// read, sends POST to card /x)"), or "".
+func effectNote(t *Tool) string {
+	if t.EffectWhy == "" {
+		return ""
+	}
+	return " (" + t.EffectWhy + ")"
 }
 
 // MaxInputBytes bounds a call's input as JSON.

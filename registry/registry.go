@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/proxy"
 )
 
 // Registry holds documents and native tools. It is safe for concurrent use.
@@ -28,6 +30,7 @@ type Registry struct {
 	loaded      bool
 	cache       *Cache
 	remoteConn  RemoteConn
+	services    proxy.Catalogue // marks the query endpoints for effective effects
 }
 
 // Option configures a Registry.
@@ -52,6 +55,11 @@ func WithStore(s Store) Option { return func(r *Registry) { r.store = s } }
 // WithCompiler makes documents runnable: c builds a document's Runner.
 func WithCompiler(c Compiler) Option { return func(r *Registry) { r.compile = c } }
 
+// WithServices sets the catalogue whose query endpoints (proxy.Service
+// QueryPaths) the effective effects are computed with (proxy.Builtin()
+// otherwise).
+func WithServices(c proxy.Catalogue) Option { return func(r *Registry) { r.services = c } }
+
 // WithClock sets the clock of the data-source cache.
 func WithClock(now func() time.Time) Option { return func(r *Registry) { r.cache.now = now } }
 
@@ -67,6 +75,9 @@ func New(opts ...Option) *Registry {
 	}
 	for _, o := range opts {
 		o(r)
+	}
+	if r.services == nil {
+		r.services = proxy.Builtin()
 	}
 	return r
 }
@@ -116,10 +127,15 @@ func (r *Registry) AddDocument(p *manifest.Plugin, trust Trust, o DocOptions) (*
 		ID: p.ID, Name: p.Name, Description: p.Description, Trust: trust, Origin: o.Origin,
 		Core: o.Core, Plugin: p, instructions: strings.TrimSpace(p.Instructions),
 	}
+	effects := interpreter.Effects(p, r.services)
 	for _, mt := range p.Tools {
+		eff := effects[mt.Name]
+		if eff.Effective == "" {
+			eff.Effective = mt.Effect
+		}
 		t := &Tool{
 			ID: p.ID + "." + mt.Name, ModelName: manifest.ModelName(p.ID, mt.Name), Plugin: p.ID, Name: mt.Name,
-			Title: mt.Title, Description: mt.Description, Effect: mt.Effect, Input: mt.Input,
+			Title: mt.Title, Description: mt.Description, Effect: eff.Effective, Declared: mt.Effect, EffectWhy: eff.Why(), Input: mt.Input,
 			Flags:  Flags{Untrusted: mt.Untrusted, UserOnly: mt.UserOnly, AlwaysAsk: mt.AlwaysAsk, Serial: mt.Serial},
 			schema: mt.InputSchema, doc: d, sem: make(chan struct{}, 1),
 		}
@@ -166,7 +182,7 @@ func (r *Registry) AddNative(np NativePlugin, tools ...NativeTool) (*Document, e
 			return nil, fmt.Errorf("native tool %s.%s: input schema: %v", np.ID, name, err)
 		}
 		t := &Tool{ID: np.ID + "." + name, ModelName: manifest.ModelName(np.ID, name), Plugin: np.ID, Name: name,
-			Title: name, Description: nt.Description(), Effect: nt.Effect(), Input: in, schema: s, doc: d, native: nt,
+			Title: name, Description: nt.Description(), Effect: nt.Effect(), Declared: nt.Effect(), Input: in, schema: s, doc: d, native: nt,
 			sem: make(chan struct{}, 1)}
 		if f, ok := nt.(NativeFlags); ok {
 			t.Flags = f.Flags()

@@ -60,7 +60,7 @@ func (r *Registry) AddRemote(m *remote.Manifest, conn RemoteConn) (*Document, er
 		}
 		rt := &remoteTool{m: m, t: mt, conn: conn}
 		d.Tools = append(d.Tools, &Tool{ID: m.ToolID(mt), ModelName: manifest.ModelName(m.ID, mt.Name), Plugin: m.ID,
-			Name: mt.Name, Title: title, Description: mt.Description, Effect: mt.Effect, Input: mt.Input,
+			Name: mt.Name, Title: title, Description: mt.Description, Effect: mt.Effect, Declared: mt.Effect, Input: mt.Input,
 			Flags: Flags{Untrusted: true}, schema: s, doc: d, native: rt, sem: make(chan struct{}, 1)})
 	}
 	return d, r.add(d, nil)

@@ -71,7 +71,15 @@ type Tool struct {
 	Name        string
 	Title       string
 	Description string
-	Effect      manifest.Effect
+	// Effect is the effect the permission rules apply: the declared one,
+	// raised to at least write when the tool's steps can send an unsafe
+	// method outside the catalogue's query endpoints (EffectWhy says so).
+	Effect manifest.Effect
+	// Declared is the effect the document declares.
+	Declared manifest.Effect
+	// EffectWhy says why Effect is above Declared ("declared read, sends
+	// POST to card /x"); "" when it is not.
+	EffectWhy string
 	Flags
 	Input map[string]any // the input JSON Schema as data
 

@@ -3,10 +3,13 @@ package remote
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pkuinfo/harness/manifest"
 )
 
-// Prefix starts every remote plugin's id; documents may not take it.
-const Prefix = "mcp-"
+// Prefix starts every remote plugin's id; documents may not take it (the
+// manifest's reserved ids).
+const Prefix = manifest.RemotePrefix
 
 // MaxIDLen is the longest plugin id, as for documents.
 const MaxIDLen = 40

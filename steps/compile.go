@@ -21,6 +21,23 @@ type Use struct {
 	Origin  string // or a web origin, scheme://host[:port]
 	Ability string // or an ability ("kv")
 	Headers []HeaderUse
+	// Method is the HTTP method a request sends, upper case ("" when it is
+	// only known at run time); only GET and HEAD are safe. MethodPos is
+	// where it is written (the request when it is the default GET).
+	Method    string
+	MethodPos diag.Pos
+	// PathLiteral says Path is the whole path, with no ${ } in it.
+	PathLiteral bool
+}
+
+// Unsafe reports whether a request use can send a method that may change
+// something: anything but GET and HEAD, a method known only at run time
+// included.
+func (u Use) Unsafe() bool {
+	if u.Service == "" && u.Origin == "" {
+		return false
+	}
+	return u.Method != "GET" && u.Method != "HEAD"
 }
 
 // HeaderUse is a header a request sets, with where it is set.

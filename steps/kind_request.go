@@ -92,10 +92,12 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 	}
 	s := &requestStep{method: "GET"}
 	good := true
-	use := Use{Pos: c.Pos(n)}
+	use := Use{Pos: c.Pos(n), Method: s.method, MethodPos: c.Pos(n)}
 	if f, ok := m.Get("method"); ok {
+		use.Method, use.MethodPos = "", c.Pos(f.Value) // unknown until read: unsafe
 		if v, ok := c.Doc.String(f.Value, "method", c.L); ok {
 			s.method = strings.ToUpper(v)
+			use.Method = s.method
 			found := false
 			for _, x := range methods {
 				found = found || x == s.method
@@ -138,6 +140,7 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 		}
 		if strings.HasPrefix(s.path.Src, "/") {
 			use.Path = s.path.Prefix()
+			_, use.PathLiteral = s.path.Literal()
 		}
 	} else {
 		s.url = c.CompileTemplate(fu.Value, "url", Segment)

@@ -16,8 +16,24 @@ func checkSteps(p *manifest.Plugin) diag.List {
 	if p == nil {
 		return diag.List{}
 	}
-	_, l := interpreter.Compile(p, interpreter.WithAuthHeaders(authHeaders(proxy.Builtin())))
+	cat := proxy.Builtin()
+	prog, l := interpreter.Compile(p, interpreter.WithAuthHeaders(authHeaders(cat)))
+	warnEffects(p, prog, cat, &l)
 	return l
+}
+
+// warnEffects tells the author of each tool that counts above its
+// declared effect (a read tool whose step sends POST outside a query
+// endpoint of the built-in catalogue), one warning per such request.
+func warnEffects(p *manifest.Plugin, prog *interpreter.Program, cat proxy.Catalogue, l *diag.List) {
+	effects := prog.Effects(cat)
+	for _, t := range p.Tools {
+		e := effects[t.Name]
+		for _, u := range e.Raised {
+			l.Warnf(t.Pos, "tool %s declares effect %s but step at %s sends %s; it will be treated as %s",
+				t.Name, e.Declared, u.MethodPos, interpreter.SendWords(u), e.Effective)
+		}
+	}
 }
 
 // authHeaders returns each catalogue service's session and CSRF headers.

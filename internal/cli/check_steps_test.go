@@ -70,3 +70,20 @@ func TestLintLinesAreTerminalSafe(t *testing.T) {
 		assert.Regexp(t, `^tools/x\.yaml:\d+:\d+: `, ln)
 	}
 }
+
+// TestLintWarnsEffectiveWrite: a read tool that sends an unsafe method
+// (outside a query endpoint) is valid, with a warning per request that
+// says it will be treated as write.
+func TestLintWarnsEffectiveWrite(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md": "---\nid: a\nname: A\ndescription: A.\nversion: 1.0.0\naccess:\n  campus: [card, portal]\n  web: [https://news.example.org]\n---\nI.\n",
+		"tools/x.yaml": "description: X.\neffect: read\nsteps:\n  - request:\n      service: card\n      path: /x\n      method: POST\n      json: {}\n" +
+			"  - request: {url: 'https://news.example.org/a', method: DELETE}\n" +
+			"  - request: {service: portal, path: /portal2017/notice/retrAllSchoolNotice.do, method: POST, form: {a: b}}\n",
+		"tools/w.yaml": "description: W.\neffect: write\nsteps:\n  - request: {service: card, path: /x, method: POST, json: {}}\n",
+	})
+	code, _, errs := runCLI(t, nil, "lint", dir)
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, "tools/x.yaml:1:1: warning: tool x declares effect read but step at tools/x.yaml:7:15 sends POST to card /x; it will be treated as write\n"+
+		"tools/x.yaml:1:1: warning: tool x declares effect read but step at tools/x.yaml:9:58 sends DELETE to https://news.example.org; it will be treated as write\n", errs)
+}
