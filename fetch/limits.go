@@ -258,8 +258,3 @@ func checkFiles(files map[string][]byte, lim Limits) (map[string][]byte, error) 
 	}
 	return fs.files, nil
 }
-
-// mapHash is the content hash of files (dirhash Hash1, as manifest.Files.Hash).
-func mapHash(files map[string][]byte) (string, error) {
-	return manifest.Files(files).Hash()
-}

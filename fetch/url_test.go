@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/manifest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -69,7 +70,7 @@ func newDocServer(t *testing.T, other string) *docServer {
 }
 
 func hashString(s string) string {
-	h, _ := mapHash(map[string][]byte{"x": []byte(s)})
+	h, _ := manifest.Files{"x": []byte(s)}.Hash()
 	return strings.Trim(h, "h1:=")
 }
 

@@ -31,9 +31,6 @@ func WithLimits(l steps.Limits) Option {
 // host or a test can fix "today".
 func WithClock(now func() time.Time) Option { return func(c *config) { c.limits.Clock = now } }
 
-// WithRegistry compiles with another step registry (tests add kinds).
-func WithRegistry(r *steps.Registry) Option { return func(c *config) { c.registry = r } }
-
 // WithAuthHeaders names the headers each campus service's session uses (from
 // the catalogue); steps may not set them.
 func WithAuthHeaders(f func(service string) []string) Option {

@@ -19,15 +19,6 @@ const (
 // Actors lists the actors.
 var Actors = []Actor{User, Agent, Scheduler}
 
-// ParseActor reads an actor name.
-func ParseActor(s string) (Actor, error) {
-	switch a := Actor(s); a {
-	case User, Agent, Scheduler:
-		return a, nil
-	}
-	return "", fmt.Errorf("actor %q must be user, agent or scheduler", s)
-}
-
 // Trust is how far a document is trusted.
 type Trust string
 

@@ -391,15 +391,6 @@ func (s *requestStep) do(ctx context.Context, f *Frame, v any) (any, error) {
 	return map[string]any{"status": resp.Status, "headers": headerMap(resp.Header), "body": body, "url": resp.URL}, nil
 }
 
-// ResponseValue turns a response into the value a request step outputs.
-func ResponseValue(resp *Response, lim *Limits) (any, error) {
-	body, err := parseBody(resp, lim.Depth)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"status": resp.Status, "headers": headerMap(resp.Header), "body": body, "url": resp.URL}, nil
-}
-
 func headerMap(h http.Header) map[string]any {
 	out := make(map[string]any, len(h))
 	for k, v := range h {

@@ -62,14 +62,5 @@ func (r *Registry) Spec(kind string) (Spec, bool) {
 	return e.spec, ok
 }
 
-// Clone copies the registry, to add kinds without touching the original.
-func (r *Registry) Clone() *Registry {
-	c := NewRegistry()
-	for k, e := range r.kinds {
-		c.kinds[k] = e
-	}
-	return c
-}
-
 // modifiers are the keys every step may carry beside its kind.
 var modifiers = map[string]bool{"as": true, "if": true}

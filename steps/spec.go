@@ -61,9 +61,3 @@ type Step interface {
 // DecodeFunc decodes the value under a kind's key (a scalar or a mapping)
 // into a Step, reporting problems to c. It returns nil when the step is bad.
 type DecodeFunc func(c *Compiler, n *yaml.Node) Step
-
-// StepFunc adapts a function to Step.
-type StepFunc func(ctx context.Context, f *Frame) (any, error)
-
-// Run calls s.
-func (s StepFunc) Run(ctx context.Context, f *Frame) (any, error) { return s(ctx, f) }

@@ -2,7 +2,6 @@ package yamlx
 
 import (
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -248,14 +247,4 @@ func (d *Doc) Value(n *yaml.Node, l *diag.List) (any, bool) {
 	}
 	l.Errorf(d.NodePos(n), "unexpected %s", Describe(n))
 	return nil, false
-}
-
-// Keys lists a mapping's keys sorted, for messages.
-func Keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
