@@ -226,6 +226,13 @@ func jqError(ctx context.Context, err error) error {
 		if s, ok := he.Value().(string); ok {
 			return fmt.Errorf("jq error: %s", s)
 		}
+		if v := he.Value(); v != nil {
+			// error(v) of a large value (or one holding a part many
+			// times) would print all of it: past 4096 units, a preview.
+			if _, complete, _ := measure(v, 4096, 64); !complete {
+				return fmt.Errorf("jq: error (not a string): %s", gojq.Preview(v))
+			}
+		}
 	}
 	return fmt.Errorf("jq: %v", err)
 }
@@ -548,6 +555,7 @@ var recursing = map[string]bool{
 	"unique": true, "unique_by": true, "min": true, "max": true, "min_by": true, "max_by": true,
 	"contains": true, "inside": true, "indices": true, "index": true, "rindex": true,
 	"setpath": true, "delpaths": true, "getpath": true, "halt_error": true, "ascii": true, "implode": true,
+	"format": true, "bsearch": true,
 }
 
 // jqOptions are the hardening functions, bound to the limits.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -137,7 +138,7 @@ func cmpOK(a, b any, maxDepth int) error {
 	if complete {
 		return nil
 	}
-	return workError("comparing two values each larger than the limit")
+	return workError("a comparison of two values this large")
 }
 
 // subOK is the check before `l - r` of two arrays: each element of l is
@@ -336,7 +337,7 @@ func joinOK(v, sep any, maxStr int) error {
 // splitOK is the check before split/1 and `/` of strings: the pieces.
 func splitOK(s, sep string, maxStr int) error {
 	if n := strings.Count(s, sep) + 1; n > arrayLimit(maxStr) {
-		return arrayError(maxStr, fmt.Sprintf("the %d pieces of a split", n))
+		return arrayError(maxStr, fmt.Sprintf("a split into %d pieces", n))
 	}
 	return nil
 }
@@ -452,6 +453,11 @@ func costOK(name string, v any, args []any, maxStr, maxDepth int) error {
 		}
 	case "transpose":
 		return transposeOK(v, maxStr)
+	case "bsearch":
+		// About log2(n) comparisons with x, each at most x's size.
+		if a, ok := v.([]any); ok && len(a) > 0 {
+			return sized(x, JQWork/bits.Len(uint(len(a))), maxDepth, "bsearch for this value")
+		}
 	}
 	return nil
 }
@@ -459,7 +465,7 @@ func costOK(name string, v any, args []any, maxStr, maxDepth int) error {
 // costFuncs are the builtins checked by costOK, with the arity checked.
 var costFuncs = map[string]int{
 	"contains": 1, "inside": 1, "index": 1, "indices": 1, "rindex": 1,
-	"add": 0, "join": 1, "split": 1, "explode": 0, "transpose": 0,
+	"add": 0, "join": 1, "split": 1, "explode": 0, "transpose": 0, "bsearch": 1,
 }
 
 // sub is `l - r` with subOK's check first.
