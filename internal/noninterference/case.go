@@ -33,9 +33,12 @@ type Case struct {
 	About string
 	// Invalid: the document is expected not to compile.
 	Invalid bool
+	// Refused: the permission rules are expected to refuse the runs.
+	Refused bool
 }
 
-// Run is one tool of a case with its input and extra flags.
+// Run is one tool of a case with its input (where "@CRED:NAME@" stands
+// for the run's credential NAME of Shapes) and extra flags.
 type Run struct {
 	Name  string // the subtest name: the tool, and the input's index when several
 	Tool  string
@@ -52,6 +55,10 @@ type caseFile struct {
 	// Invalid says the document does not compile (its e2e test expects
 	// that): otherwise a document that does not is an error of the test.
 	Invalid bool `yaml:"invalid"`
+	// Refused says the permission rules refuse the run (exit 3):
+	// otherwise a refusal is an error of the test, since a refused run
+	// shows nothing and would pass trivially.
+	Refused bool `yaml:"refused"`
 }
 
 // Placeholder stands for the web origin (host:port) in a document.
@@ -117,7 +124,7 @@ func LoadCase(dir string) (Case, error) {
 	if _, ok := c.Files["PLUGIN.md"]; !ok {
 		return c, fmt.Errorf("%s: no PLUGIN.md", dir)
 	}
-	c.Store, c.About, c.Invalid = cf.Store, cf.About, cf.Invalid
+	c.Store, c.About, c.Invalid, c.Refused = cf.Store, cf.About, cf.Invalid, cf.Refused
 	if c.About == "" {
 		return c, fmt.Errorf("%s/case.yaml: about is required (what the document attacks)", dir)
 	}
@@ -192,7 +199,13 @@ func (s *Setup) Prepare(c Creds, r Run) ([]string, error) {
 	if err := os.MkdirAll(s.Home, 0o700); err != nil {
 		return nil, err
 	}
-	args := []string{"run", s.Doc, r.Tool, "--input", r.Input, "--services", s.Services, "--trace",
+	input := r.Input
+	for name, v := range c {
+		// An input may hold a credential: the agent passes a number
+		// that happens to be one.
+		input = strings.ReplaceAll(input, "@CRED:"+name+"@", v)
+	}
+	args := []string{"run", s.Doc, r.Tool, "--input", input, "--services", s.Services, "--trace",
 		"--resolve", EvilHost + ":" + s.World.WebPort() + ":127.0.0.1"}
 	if s.Case.Store == "keystore" {
 		if err := os.WriteFile(s.keystore(), []byte(c.KeystoreJSON()), 0o600); err != nil {

@@ -102,6 +102,9 @@ func CheckPair(t *testing.T, s *Setup, r Run, a, b Creds, run Runner) {
 		if invalid := strings.Contains(stderr, "is not a valid document"); invalid != s.Case.Invalid {
 			t.Fatalf("%s: the document compiles: %v, want %v:\n%s", s.Case.Name, !invalid, !s.Case.Invalid, clip(stderr, 2000))
 		}
+		if refused := code == 3; refused != s.Case.Refused {
+			t.Fatalf("%s: refused by the permission rules: %v, want %v:\n%s", s.Case.Name, refused, s.Case.Refused, clip(stderr, 2000))
+		}
 		o, err := s.Observe(c, code, stdout, stderr)
 		if err != nil {
 			t.Fatal(err)

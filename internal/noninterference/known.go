@@ -16,6 +16,9 @@ var KnownFailing = map[string]string{
 	"kv-cut-preview":     "issue 12 item 1: kv_set guesses followed by \" ...\" are redacted when they start a credential",
 	"result-cut-preview": "issue 12 item 1: a result's guesses followed by \" ...\" are redacted when they start a credential",
 
+	// Issue 12 item 7: a credential equal to a number in a result.
+	"number-input": "issue 12 item 7: a number equal to a credential is replaced by a bare [redacted], and stdout is not JSON",
+
 	// Issue 12 item 8: Content-Length beside a redacted body (php-markup
 	// fails whenever the two sessions hold a different number of "A",
 	// which its page writes as "&#65").
