@@ -2,6 +2,8 @@ package interpreter
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
@@ -50,7 +52,22 @@ func SendWords(u steps.Use) string {
 	if !u.PathLiteral {
 		p += "…"
 	}
+	if !plainPath(u.Path) {
+		p = strconv.Quote(p) // the document's text: shown as text
+	}
 	return m + " to " + u.Service + " " + p
+}
+
+// plainPath reports whether a path holds only what a URL path holds
+// unescaped (letters, digits, "/" and RFC 3986 punctuation).
+func plainPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/-._~!$&'*+,;=:@%", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxRaised bounds the requests a ToolEffect keeps.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	"go.yaml.in/yaml/v3"
 )
@@ -82,7 +83,10 @@ func (d Delta) WiderChanges() []Change {
 // Empty reports whether the two versions declare the same thing.
 func (d Delta) Empty() bool { return len(d.Changes) == 0 }
 
-type differ struct{ out []Change }
+type differ struct {
+	out       []Change
+	oldFx, fx map[string]interpreter.ToolEffect // effective effects of old and new
+}
 
 func (d *differ) add(c Change) { d.out = append(d.out, c) }
 
@@ -97,7 +101,7 @@ func Diff(old, new *manifest.Plugin) Delta {
 	if new == nil {
 		new = &manifest.Plugin{}
 	}
-	var d differ
+	d := differ{oldFx: toolEffects(old), fx: toolEffects(new)}
 	if old.ID != new.ID {
 		d.add(Change{Kind: Changed, Path: "id", Old: old.ID, New: new.ID, Wider: true, Section: SecID,
 			Message: fmt.Sprintf("the id changes from %q to %q", old.ID, new.ID)})
@@ -376,10 +380,14 @@ func (d *differ) tools(old, new *manifest.Plugin) {
 		o, had := om[n]
 		path := "tools." + n
 		if !had {
-			c := Change{Kind: Added, Path: path, New: string(t.Effect), Section: SecTools, Item: n}
-			if effectRank(t.Effect) > 0 {
+			e := effective(d.fx, t)
+			c := Change{Kind: Added, Path: path, New: string(e), Section: SecTools, Item: n}
+			if effectRank(e) > 0 {
 				c.Wider = true
-				c.Message = fmt.Sprintf("new tool %s that %s", n, EffectWords(t.Effect).En)
+				c.Message = fmt.Sprintf("new tool %s that %s", n, EffectWords(e).En)
+				if e != t.Effect {
+					c.Message += " (" + d.fx[n].Why() + ")"
+				}
 			} else {
 				c.Message = fmt.Sprintf("new read tool %s", n)
 			}
@@ -398,12 +406,17 @@ func (d *differ) tools(old, new *manifest.Plugin) {
 }
 
 func (d *differ) tool(path, n string, o, t *manifest.Tool) {
-	if or, nr := effectRank(o.Effect), effectRank(t.Effect); or != nr {
-		c := Change{Kind: Narrowed, Path: path + ".effect", Old: string(o.Effect), New: string(t.Effect), Section: SecTools, Item: n,
-			Message: fmt.Sprintf("tool %s: effect %s → %s", n, o.Effect, t.Effect)}
+	// Effective effects: a read tool that now POSTs is a write.
+	oe, ne := effective(d.oldFx, o), effective(d.fx, t)
+	if or, nr := effectRank(oe), effectRank(ne); or != nr {
+		c := Change{Kind: Narrowed, Path: path + ".effect", Old: string(oe), New: string(ne), Section: SecTools, Item: n,
+			Message: fmt.Sprintf("tool %s: effect %s → %s", n, oe, ne)}
 		if nr > or {
 			c.Kind, c.Wider = Broadened, true
-			c.Message += ": it now " + EffectWords(t.Effect).En
+			c.Message += ": it now " + EffectWords(ne).En
+			if ne != t.Effect {
+				c.Message += " (" + d.fx[n].Why() + ")"
+			}
 		}
 		d.add(c)
 	}

@@ -120,6 +120,10 @@ func (s *Sheet) WriteText(w io.Writer, colour bool) error {
 		// such as "余额 — read: only reads" cannot pass for the effect.
 		text := t.Name
 		effect := string(t.Effect) + ": " + t.EffectAbout.String()
+		if t.EffectWhy != "" {
+			// The engine's finding: the document declares less.
+			effect += " (counts as " + string(t.Effect) + ": " + safe(t.EffectWhy) + ")"
+		}
 		if t.Effect != "read" && !t.Wider {
 			effect = p.style(ansiBold, effect)
 		}

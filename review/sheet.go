@@ -3,6 +3,7 @@ package review
 import (
 	"sort"
 
+	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
 )
@@ -77,11 +78,16 @@ type AbilityLine struct {
 
 // ToolLine is one tool with its effect and flags.
 type ToolLine struct {
-	Name        string          `json:"name"`
-	Title       string          `json:"title"`
-	TitleEn     string          `json:"titleEn,omitempty"`
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	TitleEn string `json:"titleEn,omitempty"`
+	// Effect is the effective effect: the declared one, raised to write
+	// when a step can send an unsafe method outside the catalogue's query
+	// endpoints (then Declared and EffectWhy say so).
 	Effect      manifest.Effect `json:"effect"`
 	EffectAbout Words           `json:"effectAbout"`
+	Declared    manifest.Effect `json:"declared,omitempty"`
+	EffectWhy   string          `json:"effectWhy,omitempty"`
 	Untrusted   bool            `json:"untrusted"`
 	UserOnly    bool            `json:"userOnly"`
 	AlwaysAsk   bool            `json:"alwaysAsk"`
@@ -100,7 +106,26 @@ type UpdateInfo struct {
 // builtinServices is the proxy's built-in campus catalogue.
 var builtinServices = proxy.Builtin()
 
-// NewSheet builds the review sheet of p from what it declares.
+// toolEffects is each tool's effect as the engine sees it, with the built-in
+// catalogue's query endpoints.
+func toolEffects(p *manifest.Plugin) map[string]interpreter.ToolEffect {
+	if p == nil || len(p.Tools) == 0 {
+		return nil
+	}
+	return interpreter.Effects(p, builtinServices)
+}
+
+// effective is t's effective effect: its declared one, or the stronger one
+// its steps show.
+func effective(fx map[string]interpreter.ToolEffect, t *manifest.Tool) manifest.Effect {
+	if e, ok := fx[t.Name]; ok && effectRank(e.Effective) > effectRank(t.Effect) {
+		return e.Effective
+	}
+	return t.Effect
+}
+
+// NewSheet builds the review sheet of p from what it declares, and each
+// tool's effective effect (what its steps can send).
 func NewSheet(p *manifest.Plugin, info Info) *Sheet {
 	s := &Sheet{
 		ID: p.ID, Name: p.Name, Description: p.Description, Version: p.Version,
@@ -135,10 +160,15 @@ func NewSheet(p *manifest.Plugin, info Info) *Sheet {
 		s.Abilities = append(s.Abilities, AbilityLine{Name: ab, About: AbilityWords(ab)})
 	}
 	tm, names := toolMap(p)
+	fx := toolEffects(p)
 	for _, n := range names {
 		t := tm[n]
-		l := ToolLine{Name: t.Name, Title: t.Title, Effect: t.Effect, EffectAbout: EffectWords(t.Effect),
+		e := effective(fx, t)
+		l := ToolLine{Name: t.Name, Title: t.Title, Effect: e, EffectAbout: EffectWords(e),
 			Untrusted: t.Untrusted, UserOnly: t.UserOnly, AlwaysAsk: t.AlwaysAsk, Serial: t.Serial}
+		if e != t.Effect {
+			l.Declared, l.EffectWhy = t.Effect, fx[n].Why()
+		}
 		if ti, ok := en.Tools[t.Name]; ok && ti.Title != t.Title {
 			l.TitleEn = ti.Title
 		}
