@@ -11,8 +11,11 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
@@ -141,6 +144,59 @@ func readsMore(r io.Reader) (int, error) {
 	}
 }
 
+// decodeText decodes a text body to UTF-8 for redaction; redacted reports
+// whether anything was replaced in the bytes before decoding.
+func (r *redactor) decodeText(body []byte, mt, label string) (text []byte, redacted bool) {
+	text = toUTF8(body, mt, label)
+	// (UTF-7 is ASCII, and its decoded text is what a step would make of
+	// it: only that is redacted.)
+	if (len(text) != len(body) || len(text) > 0 && &text[0] != &body[0]) && (!isUTF7(label) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf"))) {
+		// Decoded from another charset: a credential the server sent
+		// as it is, under a label that reads its bytes as other
+		// characters (UTF-16, a GB18030 lead byte before it), is
+		// redacted in the bytes first.
+		if raw := r.bytes(body); len(raw) != len(body) || &raw[0] != &body[0] {
+			text = toUTF8(raw, mt, label)
+			redacted = true
+		}
+	}
+	return text, redacted
+}
+
+// digestHeaders state a digest of the body as the server sent it: beside a
+// body the step sees decoded or redacted, they would tell it about the
+// bytes it does not see (a digest of the unredacted body is a way to test
+// a guess of the credential offline), so they never pass.
+var digestHeaders = []string{"Content-Md5", "Digest", "Repr-Digest", "Content-Digest", "Want-Digest"}
+
+// redactedHeaders describe the body as the server sent it (its tag, often
+// a hash of it; the range it is of the whole): they pass beside a body
+// nothing was redacted from, and are dropped beside one that was.
+var redactedHeaders = []string{"Etag", "Content-Range", "X-Original-Content-Length", "X-Uncompressed-Content-Length"}
+
+// representationHeaders makes the header of a response describe the body
+// the step sees, not the one the server sent: the body is decompressed
+// (Content-Encoding goes), its Content-Length is its length as the step
+// has it (none when the step has no body: a binary one), and no digest of
+// the server's bytes passes; with a redacted body, neither does anything
+// else derived from those bytes. The length of a redacted body, or of a
+// compressed one, would otherwise tell a plugin the length of what was
+// redacted, or how well its guess compressed with a credential.
+func representationHeaders(h http.Header, out *Response, redacted bool) {
+	if ce := hget(h, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		delete(h, "Content-Encoding")
+	}
+	for k := range h {
+		ck := http.CanonicalHeaderKey(k)
+		if slices.Contains(digestHeaders, ck) || redacted && slices.Contains(redactedHeaders, ck) || ck == "Content-Length" {
+			delete(h, k)
+		}
+	}
+	if !out.Binary {
+		h["Content-Length"] = []string{strconv.Itoa(len(out.Body))}
+	}
+}
+
 // textual reports whether a media type is text the steps can read.
 func textual(mt string) bool {
 	switch {
@@ -225,6 +281,9 @@ func toUTF8(body []byte, mt, label string) []byte {
 		return decodeWith(unicode.UTF16(unicode.BigEndian, unicode.UseBOM), body)
 	}
 	if label != "" {
+		if isUTF7(label) {
+			return decodeUTF7(body)
+		}
 		if strings.EqualFold(label, "utf-8") || strings.EqualFold(label, "utf8") {
 			return validUTF8(body)
 		}
@@ -268,4 +327,84 @@ func decodeWith(enc encoding.Encoding, b []byte) []byte {
 		return validUTF8(b)
 	}
 	return validUTF8(out)
+}
+
+// isUTF7 reports whether a charset label names UTF-7, which the WHATWG
+// encodings do not know: a body in it is ASCII that a step could decode
+// (base64 of UTF-16) back into a credential the redactor did not see, so
+// the proxy decodes it itself and redacts the text.
+func isUTF7(label string) bool {
+	switch strings.ToLower(strings.TrimSpace(label)) {
+	case "utf-7", "utf7", "x-utf-7", "unicode-1-1-utf-7", "csunicode11utf7":
+		return true
+	}
+	return false
+}
+
+// decodeUTF7 decodes RFC 2152's UTF-7: "+" starts base64 of UTF-16 big
+// endian, ended by "-" (dropped) or any byte outside base64; "+-" is "+".
+// What is not valid (a byte above 0x7f, a lone surrogate) is U+FFFD. The
+// text is never longer than a few bytes more than b.
+func decodeUTF7(b []byte) []byte {
+	out := make([]byte, 0, len(b)+8)
+	var pending rune = -1 // a high surrogate waiting for its low one
+	emit := func(r rune) {
+		if pending >= 0 {
+			if r >= 0xdc00 && r < 0xe000 {
+				out = utf8.AppendRune(out, utf16.DecodeRune(pending, r))
+				pending = -1
+				return
+			}
+			out = utf8.AppendRune(out, utf8.RuneError)
+			pending = -1
+		}
+		switch {
+		case r >= 0xd800 && r < 0xdc00:
+			pending = r
+		case r >= 0xdc00 && r < 0xe000:
+			out = utf8.AppendRune(out, utf8.RuneError)
+		default:
+			out = utf8.AppendRune(out, r)
+		}
+	}
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c != '+' {
+			if c >= 0x80 {
+				emit(utf8.RuneError)
+			} else {
+				emit(rune(c))
+			}
+			i++
+			continue
+		}
+		i++
+		if i < len(b) && b[i] == '-' {
+			emit('+')
+			i++
+			continue
+		}
+		var acc uint32
+		bits := 0
+		for i < len(b) {
+			v, ok := b64Value(stdAlphabet, b[i], false)
+			if !ok {
+				break
+			}
+			acc = acc<<6 | uint32(v)
+			bits += 6
+			if bits >= 16 {
+				bits -= 16
+				emit(rune(acc >> bits & 0xffff))
+			}
+			i++
+		}
+		if i < len(b) && b[i] == '-' {
+			i++
+		}
+	}
+	if pending >= 0 {
+		out = utf8.AppendRune(out, utf8.RuneError)
+	}
+	return out
 }

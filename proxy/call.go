@@ -134,9 +134,11 @@ func (p *Proxy) NewCall(pluginID string, access manifest.Access) *Call {
 func (c *Call) Requests() int { return int(c.n.Load()) }
 
 // Redact replaces every credential value the proxy knows (of every service,
-// in every encoding it redacts in bodies) with Marker, and the start of one
-// that a preview cut off before " ..." (as jq's error messages show values).
-func (c *Call) Redact(s string) string { return c.p.red.truncated(c.p.red.string(s)) }
+// in every encoding it redacts in bodies) with Marker. Only whole values
+// and whole encodings are replaced: text that holds a part of one is left
+// as it is, so that what a plugin reads back never tells it that it
+// guessed a part.
+func (c *Call) Redact(s string) string { return c.p.red.string(s) }
 
 // Do sends one request under the call's grants and the proxy's rules.
 func (c *Call) Do(ctx context.Context, r *Request) (*Response, error) {

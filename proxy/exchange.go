@@ -749,23 +749,17 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 	mt, label := mediaType(resp.Header, body)
 	out := &t.resp
 	*out = Response{Status: resp.StatusCode, MediaType: mt}
+	redacted := false
 	if textual(mt) {
-		text := toUTF8(body, mt, label)
-		if len(text) != len(body) || len(text) > 0 && &text[0] != &body[0] {
-			// Decoded from another charset: a credential the server sent
-			// as it is, under a label that reads its bytes as other
-			// characters (UTF-16, a GB18030 lead byte before it), is
-			// redacted in the bytes first.
-			if raw := c.p.red.bytes(body); len(raw) != len(body) || &raw[0] != &body[0] {
-				text = toUTF8(raw, mt, label)
-			}
-		}
+		text, raw := c.p.red.decodeText(body, mt, label)
 		if t.svc != nil {
 			if err := c.absorbHandoffBody(t, text); err != nil {
 				return nil, err
 			}
 		}
-		out.Body = c.p.red.bytesInPlace(text)
+		var changed bool
+		out.Body, changed = c.p.red.redactInPlace(text)
+		redacted = raw || changed
 	} else {
 		out.Binary = true
 	}
@@ -773,10 +767,7 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		return nil, loginRequired(t.svc.Name)
 	}
 	h := resp.Header
-	if ce := hget(h, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		delete(h, "Content-Encoding")
-		delete(h, "Content-Length")
-	}
+	representationHeaders(h, out, redacted)
 	for k, vs := range h {
 		// A header whose name holds a credential in any case (a server
 		// echoing it as a name) is dropped whole.

@@ -1,189 +1,380 @@
 package proxy
 
 import (
-	"strings"
-	"unsafe"
+	"crypto/rand"
+	"encoding/binary"
+	"slices"
+	"sync"
 )
 
-// multi finds many patterns in one pass: a Wu-Manber scan over wmBlock-byte
-// blocks (hashed into a 16 Ki table) for the patterns of at least wmMin
-// bytes, strings.Index for the few shorter ones.
+// multi finds whole patterns in a text, in a time that depends on the
+// text's length, on which public class of bytes each of its bytes is in,
+// and on the patterns' lengths, but never on the patterns' bytes: nothing a
+// plugin can time tells it that part of its text is part of a credential.
+//
+// For each distinct pattern length L (and byte class, below), every L-byte
+// window of the text is hashed with a keyed polynomial hash (a base drawn
+// at random for the process, wrapping at 2^64) and looked up in a bit
+// filter of the patterns' hashes; a window that passes is looked up in an
+// exact table of the patterns' full hashes, and one found there is compared
+// byte by byte, in constant time. A window that is not a pattern passes
+// the filter by chance alone: where that happens depends on the key, which
+// a plugin cannot see, so it cannot aim a probe at a pattern's prefix. The
+// work is O(len(text) × number of lengths) whatever the bytes are.
+//
+// A pattern made only of the bytes of a public class (hexadecimal digits,
+// the base64 alphabets, a cookie's octets) can only lie inside a run of
+// such bytes, so only windows inside long enough runs are hashed for it:
+// which runs a text has is a fact of the text, not of the credential (the
+// class of a pattern is part of its shape, as its length is).
 type multi struct {
-	short []string
-	long  []string
-	m     int     // shortest long pattern (capped at 255)
-	shift []uint8 // by block hash; 0: a pattern may end here
-	// The long patterns whose first m bytes end in a block of hash h, in
-	// an open-addressing table: bkeys[i] is h+1 (0: empty), bvals[i] the
-	// patterns' indexes.
-	bkeys []uint32
-	bvals [][]int32
-	bmask uint32
+	pats   []pattern
+	groups []group // by class, then length
+	// byClass[c] is the range of groups of class c, minLen[c] their
+	// shortest length (0: none).
+	byClass [nClasses][2]int
+	minLen  [nClasses]int
+	maxLen  int
+	bits    *[filterWords]uint64 // the filter, indexed by the top filterBits bits of a key
+	exact   map[uint64][]int32   // key -> patterns
 }
 
+// pattern is a text to find, with what a base64 fragment also needs of
+// the characters around it to encode the whole value.
+type pattern struct {
+	s    string
+	edge *b64Edge
+}
+
+// b64Edge is what makes a base64 fragment a whole encoding: the value's
+// first bits are the low lead bits of the character before the fragment,
+// its last bits the high tail bits of the character after it.
+type b64Edge struct {
+	alphabet           string
+	leadBits, tailBits uint8
+	leadVal, tailVal   byte
+	fold               bool // the text is in lower case: either case of a letter may be meant
+}
+
+// group is the patterns of one length and class.
+type group struct {
+	n    int
+	cls  uint8
+	pow  uint64 // hashBase^n
+	salt uint64 // added to a window's hash to make its key
+}
+
+// The byte classes, nested: every hexadecimal digit is in the base64
+// alphabets, every byte of those is a cookie octet, and those and the
+// space are the bytes of a value with an auth scheme before it.
 const (
-	wmMin   = 8
-	wmBlock = 4
-	wmBits  = 14
+	clsAny = iota
+	clsSpaced
+	clsCookie
+	clsB64
+	clsHex
+	nClasses
 )
 
-// blockHash hashes the wmBlock bytes ending at b[j].
-func blockHash(b string, j int) uint32 {
-	v := uint32(b[j-3]) | uint32(b[j-2])<<8 | uint32(b[j-1])<<16 | uint32(b[j])<<24
-	return hash4(v)
-}
-
-func hash4(v uint32) uint32 { return v * 2654435761 >> (32 - wmBits) }
-
-func newMulti(pats []string) *multi {
-	mm := &multi{}
-	for _, p := range pats {
-		if len(p) < wmMin {
-			mm.short = append(mm.short, p)
-			continue
-		}
-		mm.long = append(mm.long, p)
-		if mm.m == 0 || len(p) < mm.m {
-			mm.m = len(p)
+// byteClass is the narrowest class of each byte.
+var byteClass = func() (t [256]uint8) {
+	t[' '] = clsSpaced
+	for c := 0x21; c < 0x7f; c++ {
+		switch c {
+		case '"', ',', ';', '\\':
+		default:
+			t[c] = clsCookie
 		}
 	}
-	if len(mm.long) == 0 {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_") {
+		t[c] = clsB64
+	}
+	for _, c := range []byte("0123456789abcdefABCDEF") {
+		t[c] = clsHex
+	}
+	return t
+}()
+
+// hashBase is the process's key: odd, drawn at random once.
+var hashBase, hashSalts = func() (uint64, [8]uint64) {
+	var b [72]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("proxy: no randomness for the redactor's key: " + err.Error())
+	}
+	var salts [8]uint64
+	for i := range salts {
+		salts[i] = binary.LittleEndian.Uint64(b[8+8*i:])
+	}
+	return binary.LittleEndian.Uint64(b[:8]) | 1, salts
+}()
+
+// hashOf is the hash of s as the scan computes it for a window.
+func hashOf(s string) uint64 {
+	var h uint64
+	for i := 0; i < len(s); i++ {
+		h = h*hashBase + uint64(s[i]) + 1
+	}
+	return h
+}
+
+func powBase(n int) uint64 {
+	p := uint64(1)
+	for range n {
+		p *= hashBase
+	}
+	return p
+}
+
+func classOf(s string) uint8 {
+	c := uint8(clsHex)
+	for i := 0; i < len(s); i++ {
+		c = min(c, byteClass[s[i]])
+	}
+	return c
+}
+
+func newMulti(pats []pattern) *multi {
+	mm := &multi{pats: pats}
+	if len(pats) == 0 {
 		return mm
 	}
-	m := min(mm.m, 255)
-	mm.m = m
-	mm.shift = make([]uint8, 1<<wmBits)
-	for i := range mm.shift {
-		mm.shift[i] = uint8(m - wmBlock + 1)
+	type gk struct {
+		n   int
+		cls uint8
 	}
-	bucket := map[uint32][]int32{}
-	for pi, p := range mm.long {
-		for j := wmBlock - 1; j < m; j++ {
-			h := blockHash(p, j)
-			if s := uint8(m - 1 - j); s < mm.shift[h] {
-				mm.shift[h] = s
-			}
+	seen := map[gk]int{}
+	for _, p := range pats {
+		k := gk{len(p.s), classOf(p.s)}
+		if _, ok := seen[k]; !ok {
+			seen[k] = 0
+			mm.groups = append(mm.groups, group{n: k.n, cls: k.cls})
 		}
-		h := blockHash(p, m-1)
-		bucket[h] = append(bucket[h], int32(pi))
 	}
-	size := 8
-	for size < 2*len(bucket) {
-		size *= 2
-	}
-	mm.bkeys, mm.bvals, mm.bmask = make([]uint32, size), make([][]int32, size), uint32(size-1)
-	for h, v := range bucket {
-		i := h & mm.bmask
-		for mm.bkeys[i] != 0 {
-			i = (i + 1) & mm.bmask
+	slices.SortFunc(mm.groups, func(a, b group) int {
+		if a.cls != b.cls {
+			return int(a.cls) - int(b.cls)
 		}
-		mm.bkeys[i], mm.bvals[i] = h+1, v
+		return a.n - b.n
+	})
+	for i := range mm.groups {
+		g := &mm.groups[i]
+		g.pow = powBase(g.n)
+		g.salt = hashSalts[g.cls] ^ uint64(g.n)*0x9e3779b97f4a7c15
+		seen[gk{g.n, g.cls}] = i
+		c := g.cls
+		if mm.byClass[c][1] == 0 {
+			mm.byClass[c] = [2]int{i, i + 1}
+			mm.minLen[c] = g.n
+		} else {
+			mm.byClass[c][1] = i + 1
+		}
+		mm.maxLen = max(mm.maxLen, g.n)
+	}
+	mm.bits = new([filterWords]uint64)
+	mm.exact = make(map[uint64][]int32, len(pats))
+	for pi, p := range pats {
+		g := mm.groups[seen[gk{len(p.s), classOf(p.s)}]]
+		key := hashOf(p.s) + g.salt
+		idx := key >> (64 - filterBits)
+		mm.bits[idx>>6] |= 1 << (idx & 63)
+		mm.exact[key] = append(mm.exact[key], int32(pi))
 	}
 	return mm
 }
 
-// candidates returns the long patterns whose first m bytes end in a block
-// of hash h.
-func (mm *multi) candidates(h uint32) []int32 {
-	for i := h & mm.bmask; ; i = (i + 1) & mm.bmask {
-		switch mm.bkeys[i] {
-		case h + 1:
-			return mm.bvals[i]
-		case 0:
-			return nil
-		}
-	}
-}
+// The filter has 2^filterBits bits (16 KiB: it stays in the first-level
+// cache with the hashes it is read with).
+const (
+	filterBits  = 17
+	filterWords = 1 << filterBits / 64
+)
 
-// search appends the spans of every occurrence of every pattern in b
-// (in no particular order).
+// hashPool keeps the prefix hash buffers of scans.
+var hashPool = sync.Pool{New: func() any { return new([]uint64) }}
+
+// scanChunk is how many window starts one prefix hash buffer serves.
+const scanChunk = 4096
+
+// search appends the span of every occurrence of every pattern in b (in no
+// particular order).
 func (mm *multi) search(b string, spans []span) []span {
-	for _, s := range mm.short {
-		spans = indexAll(b, s, spans)
-	}
-	if len(mm.long) == 0 || len(b) < mm.m {
+	if len(mm.groups) == 0 {
 		return spans
 	}
-	// A window is named by the offset of its last byte, pos. The pos range
-	// is split in two halves scanned in step: each step of a scan waits on
-	// its previous one (load, hash, table, shift), so two independent scans
-	// keep the processor busy. A match is found at the window where it
-	// starts, whichever half that window is in; verification reads on
-	// past the half freely.
-	m, n := mm.m, len(b)
-	shift := (*[1 << wmBits]uint8)(mm.shift)
-	base := unsafe.Pointer(unsafe.StringData(b))
-	// hashAt hashes b[pos-3:pos+1], an unaligned 4-byte load
-	// (pos >= m-1 >= 3), little-endian as blockHash reads it.
-	hashAt := func(pos int) uint32 {
-		v := *(*[4]byte)(unsafe.Add(base, pos-3))
-		return hash4(uint32(v[0]) | uint32(v[1])<<8 | uint32(v[2])<<16 | uint32(v[3])<<24)
+	hp := hashPool.Get().(*[]uint64)
+	defer hashPool.Put(hp)
+	if mm.minLen[clsAny] > 0 {
+		spans = mm.scanRun(b, 0, len(b), clsAny, hp, spans)
 	}
-	p1, p2 := m-1, m-1+(n-m+1)/2
-	end1 := p2
-	if n-m+1 < 2*wmTwoScans {
-		p2, end1 = n, n
-	}
-	for p1 < end1 && p2 < n {
-		h1, h2 := hashAt(p1), hashAt(p2)
-		s1, s2 := shift[h1&(1<<wmBits-1)], shift[h2&(1<<wmBits-1)]
-		if s1 == 0 {
-			spans = mm.verify(b, p1-m+1, h1, spans)
-			s1 = 1
-		}
-		if s2 == 0 {
-			spans = mm.verify(b, p2-m+1, h2, spans)
-			s2 = 1
-		}
-		p1 += int(s1)
-		p2 += int(s2)
-	}
-	for p1 < end1 {
-		h := hashAt(p1)
-		s := shift[h&(1<<wmBits-1)]
-		if s == 0 {
-			spans = mm.verify(b, p1-m+1, h, spans)
-			s = 1
-		}
-		p1 += int(s)
-	}
-	for p2 < n {
-		h := hashAt(p2)
-		s := shift[h&(1<<wmBits-1)]
-		if s == 0 {
-			spans = mm.verify(b, p2-m+1, h, spans)
-			s = 1
-		}
-		p2 += int(s)
-	}
-	return spans
-}
-
-// wmTwoScans is the length of the pos range, per half, from which search
-// scans two halves at once.
-const wmTwoScans = 64
-
-// verify appends the long patterns of bucket h that occur at start.
-func (mm *multi) verify(b string, start int, h uint32, spans []span) []span {
-	for _, pi := range mm.candidates(h) {
-		p := mm.long[pi]
-		if start+len(p) <= len(b) && b[start:start+len(p)] == p {
-			spans = append(spans, span{start, start + len(p)})
+	for c := clsAny + 1; c < nClasses; c++ {
+		if mm.minLen[c] > 0 {
+			spans = mm.scanClass(b, uint8(c), hp, spans)
 		}
 	}
 	return spans
 }
 
-// indexAll appends the spans of every occurrence of s in b.
-func indexAll(b, s string, spans []span) []span {
-	off := 0
-	for off < len(b) {
-		i := strings.Index(b[off:], s)
-		if i < 0 {
-			break
+// scanClass scans the runs of b's bytes of class c (or a narrower one) that
+// are long enough for the class's patterns. A run of n bytes or more holds
+// one of every n positions, so only those are probed; a probe inside a run
+// finds the run's ends. The cost is a probe per n bytes and the length of
+// the runs probed into, whatever the credentials' bytes.
+func (mm *multi) scanClass(b string, c uint8, hp *[]uint64, spans []span) []span {
+	n := mm.minLen[c]
+	prev := 0 // where the last run probed ended: the next starts after it
+	for p := n - 1; p < len(b); {
+		if byteClass[b[p]] < c {
+			p += n
+			continue
 		}
-		spans = append(spans, span{off + i, off + i + len(s)})
-		off += i + len(s)
+		s, e := p, p+1
+		for s > prev && byteClass[b[s-1]] >= c {
+			s--
+		}
+		for e < len(b) && byteClass[b[e]] >= c {
+			e++
+		}
+		if e-s >= n {
+			spans = mm.scanRun(b, s, e, c, hp, spans)
+		}
+		prev = e
+		p = e + n
 	}
 	return spans
+}
+
+// scanRun checks every window of b[from:to] against the groups of class c.
+func (mm *multi) scanRun(b string, from, to int, c uint8, hp *[]uint64, spans []span) []span {
+	gs := mm.groups[mm.byClass[c][0]:mm.byClass[c][1]]
+	for cs := from; cs+gs[0].n <= to; cs += scanChunk {
+		ce := min(to, cs+scanChunk+mm.maxLen-1)
+		h := (*hp)[:0]
+		if cap(h) < ce-cs+1 {
+			h = make([]uint64, 0, ce-cs+1)
+		}
+		var x uint64
+		h = append(h, 0)
+		for j := cs; j < ce; j++ {
+			x = x*hashBase + uint64(b[j]) + 1
+			h = append(h, x)
+		}
+		if cap(h) <= 1<<16 {
+			*hp = h
+		}
+		bits := mm.bits
+		for gi := range gs {
+			g := &gs[gi]
+			last := min(cs+scanChunk, ce-g.n+1) - cs
+			if last <= 0 {
+				break
+			}
+			pow, salt := g.pow, g.salt
+			lo := h[:last]
+			hi := h[g.n : g.n+last]
+			hi = hi[:len(lo)]
+			for i := range lo {
+				key := hi[i] - lo[i]*pow + salt
+				idx := key >> (64 - filterBits)
+				if bits[idx>>6&(filterWords-1)]&(1<<(idx&63)) != 0 {
+					spans = mm.confirm(b, cs+i, g.n, key, spans)
+				}
+			}
+		}
+	}
+	return spans
+}
+
+// confirm appends the patterns whose key is key and which are at b[at:]
+// (n bytes).
+func (mm *multi) confirm(b string, at, n int, key uint64, spans []span) []span {
+	for _, pi := range mm.exact[key] {
+		p := &mm.pats[pi]
+		if len(p.s) == n && sameBytes(b[at:at+n], p.s) && p.edge.ok(b, at, at+n) {
+			spans = append(spans, span{at, at + n})
+		}
+	}
+	return spans
+}
+
+// sameBytes compares a and b (of one length) in a time that depends only
+// on their length.
+func sameBytes(a, b string) bool {
+	var d byte
+	for i := 0; i < len(a); i++ {
+		d |= a[i] ^ b[i]
+	}
+	return d == 0
+}
+
+// ok reports whether the characters around a fragment at b[from:to] hold
+// the first and last bits of the value.
+func (e *b64Edge) ok(b string, from, to int) bool {
+	if e == nil {
+		return true
+	}
+	if e.leadBits > 0 {
+		if from == 0 {
+			return false
+		}
+		v, ok := b64Value(e.alphabet, b[from-1], e.fold)
+		if !ok || v&(1<<e.leadBits-1) != e.leadVal && (!e.fold || !foldedEdge(e.alphabet, b[from-1], true, e.leadBits, e.leadVal)) {
+			return false
+		}
+	}
+	if e.tailBits > 0 {
+		if to >= len(b) {
+			return false
+		}
+		v, ok := b64Value(e.alphabet, b[to], e.fold)
+		if !ok || v>>(6-e.tailBits) != e.tailVal && (!e.fold || !foldedEdge(e.alphabet, b[to], false, e.tailBits, e.tailVal)) {
+			return false
+		}
+	}
+	return true
+}
+
+// b64Value is the 6-bit value of c in alphabet (with fold, of c or of its
+// upper case).
+func b64Value(alphabet string, c byte, fold bool) (byte, bool) {
+	t := &stdValues
+	if alphabet == urlAlphabet {
+		t = &urlValues
+	}
+	if v := t[c]; v >= 0 {
+		return byte(v), true
+	}
+	if fold && c >= 'a' && c <= 'z' {
+		return b64Value(alphabet, c-'a'+'A', false)
+	}
+	return 0, false
+}
+
+// foldedEdge reports whether the upper case of a lower-case letter c holds
+// the edge bits (low with lead, else high).
+func foldedEdge(alphabet string, c byte, lead bool, bits, val byte) bool {
+	if c < 'a' || c > 'z' {
+		return false
+	}
+	v, ok := b64Value(alphabet, c-'a'+'A', false)
+	if !ok {
+		return false
+	}
+	if lead {
+		return v&(1<<bits-1) == val
+	}
+	return v>>(6-bits) == val
+}
+
+// stdValues and urlValues are the 6-bit values of the bytes in the two
+// base64 alphabets (-1: not in it).
+var stdValues, urlValues = b64Values(stdAlphabet), b64Values(urlAlphabet)
+
+func b64Values(alphabet string) (t [256]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i := 0; i < 64; i++ {
+		t[alphabet[i]] = int8(i)
+	}
+	return t
 }

@@ -2,13 +2,16 @@ package proxy
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -16,22 +19,29 @@ import (
 // Marker replaces every credential value the proxy finds.
 const Marker = "[redacted]"
 
-// minFragment is the shortest base64 fragment searched for: shorter ones
-// would match ordinary text too often.
+// minFragment is the shortest base64 fragment searched for.
 const minFragment = 4
 
 // redactor finds credential values in bytes: raw, and in the encodings a
-// server may wrap them in. The text is searched once as it is, and, when it
-// holds an escape byte, once more as a decoded view in which every %XX
-// escape (either case), JSON or JavaScript escape (\uXXXX, surrogate pairs
-// too, \xHH, \/ \" \\ \'), and HTML character reference (&#NN; &#xHH; &amp;
-// &lt; &gt; &quot; &apos;, HTML5's names of ASCII punctuation such as
-// &period;) stands for the character it encodes, so mixed
-// forms match too; a match in the view redacts the escapes it came from.
-// Base64 is matched as the fragments that any embedding of the value
-// produces, in its three alignments, standard and URL alphabets. All
-// patterns are searched together (a Wu-Manber scan), so the cost hardly
-// grows with their number.
+// server may wrap them in. What it replaces is always a whole credential
+// or a whole encoding of one: a text that holds part of a credential,
+// however long, is left exactly as it is, so that nothing a plugin writes
+// and reads back tells it whether it guessed part of one (see
+// docs/proxy.md, "What a plugin can observe").
+//
+// The text is searched once as it is, and, when it holds an escape byte,
+// once more as a decoded view in which every %XX escape (either case), JSON
+// or JavaScript escape (\uXXXX, surrogate pairs too, \xHH, \/ \" \\ \'),
+// and HTML character reference (&#NN; &#xHH; &amp; &lt; &gt; &quot;
+// &apos;, HTML5's names of ASCII punctuation such as &period;) stands for
+// the character it encodes, so mixed forms match too; a match in the view
+// redacts the escapes it came from. A quoted-printable view (=XX, soft line
+// breaks) is searched the same way. Base64 is matched as the fragment that
+// any embedding of the value produces, in its three alignments, standard
+// and URL alphabets, of the value's bytes and of its UTF-16 forms, and the
+// characters on either side of the fragment must hold the value's first
+// and last bits: the base64 text decodes to the whole value. The search
+// (see multi) takes a time that does not depend on the credentials' bytes.
 type redactor struct {
 	mu sync.Mutex               // serialises writers
 	st atomic.Pointer[redState] // readers take a snapshot, without locking
@@ -40,18 +50,16 @@ type redactor struct {
 // redState is an immutable set of patterns; add replaces it whole.
 type redState struct {
 	known  map[string]bool
-	pats   []string // values and base64 fragments
+	pats   []pattern // values, their transforms and base64 fragments
+	keys   map[string]bool
 	m      *multi
 	lower  *multi // the patterns in lower case, for header names
 	minLen int    // the shortest pattern: shorter text holds none
-	// heads maps the first minSecretLen bytes of each pattern (as it is,
-	// and JSON-escaped) to those forms, for truncated.
-	heads map[string][]string
 }
 
 func newRedactor() *redactor {
 	r := &redactor{}
-	r.st.Store(&redState{known: map[string]bool{}, m: newMulti(nil), lower: newMulti(nil)})
+	r.st.Store(&redState{known: map[string]bool{}, keys: map[string]bool{}, m: newMulti(nil), lower: newMulti(nil)})
 	return r
 }
 
@@ -110,9 +118,13 @@ func (r *redactor) addAll(vs, more []string) {
 	if knowsAll(old, vs, false) && knowsAll(old, more, true) {
 		return
 	}
-	st := &redState{known: make(map[string]bool, len(old.known)+4), pats: slices.Clone(old.pats)}
+	st := &redState{known: make(map[string]bool, len(old.known)+4), keys: make(map[string]bool, len(old.keys)+64),
+		pats: slices.Clone(old.pats)}
 	for k := range old.known {
 		st.known[k] = true
+	}
+	for k := range old.keys {
+		st.keys[k] = true
 	}
 	for _, m := range more {
 		if len(m) >= minSecretLen && utf8.ValidString(m) {
@@ -125,45 +137,67 @@ func (r *redactor) addAll(vs, more []string) {
 		}
 	}
 	st.m = newMulti(st.pats)
-	low := make([]string, len(st.pats))
+	low := make([]pattern, len(st.pats))
 	for i, p := range st.pats {
-		low[i] = strings.ToLower(p)
-		if st.minLen == 0 || len(p) < st.minLen {
-			st.minLen = len(p)
+		low[i] = pattern{s: strings.ToLower(p.s)}
+		if p.edge != nil {
+			e := *p.edge
+			e.fold = true
+			low[i].edge = &e
+		}
+		if st.minLen == 0 || len(p.s) < st.minLen {
+			st.minLen = len(p.s)
 		}
 	}
 	st.lower = newMulti(low)
-	st.heads = map[string][]string{}
-	for _, p := range st.pats {
-		for _, f := range []string{p, jsonEscaped(p)} {
-			if len(f) > minSecretLen && !slices.Contains(st.heads[f[:minSecretLen]], f) {
-				st.heads[f[:minSecretLen]] = append(st.heads[f[:minSecretLen]], f)
-			}
-		}
-	}
 	r.st.Store(st)
 }
+
+// authSchemes are the HTTP authentication schemes whose name a credential
+// may start with: the token after one is a whole credential (the scheme is
+// public). A value whose first word is anything else is one credential, and
+// no part of it is registered on its own.
+var authSchemes = []string{"basic", "bearer", "token", "jwt", "digest", "mac", "negotiate", "ntlm", "oauth", "dpop", "hoba"}
 
 // addValue adds v, and the token after an auth scheme and a Basic
 // pair's parts.
 func (st *redState) addValue(v string) {
 	st.add(v)
-	if i := strings.IndexByte(v, ' '); i > 0 {
-		scheme, rest := v[:i], strings.TrimSpace(v[i+1:])
-		if len(rest) >= minSecretLen {
-			st.add(rest)
-		}
-		if strings.EqualFold(scheme, "basic") {
-			if d, err := base64.StdEncoding.DecodeString(rest); err == nil && utf8.Valid(d) {
-				s := string(d)
-				if len(s) >= minSecretLen {
-					st.add(s)
-				}
-				if j := strings.IndexByte(s, ':'); j >= 0 && len(s)-j-1 >= minSecretLen {
-					st.add(s[j+1:])
-				}
+	i := strings.IndexByte(v, ' ')
+	if i <= 0 {
+		return
+	}
+	scheme, rest := v[:i], strings.TrimSpace(v[i+1:])
+	if !slices.ContainsFunc(authSchemes, func(s string) bool { return strings.EqualFold(s, scheme) }) {
+		return
+	}
+	if len(rest) >= minSecretLen {
+		st.add(rest)
+	}
+	if strings.EqualFold(scheme, "basic") {
+		if d, err := base64.StdEncoding.DecodeString(rest); err == nil && utf8.Valid(d) {
+			s := string(d)
+			if len(s) >= minSecretLen {
+				st.add(s)
+			}
+			// The password of a Basic pair is a credential of its own
+			// (the user name is not secret).
+			if j := strings.IndexByte(s, ':'); j >= 0 && len(s)-j-1 >= minSecretLen {
+				st.add(s[j+1:])
 			}
 		}
+	}
+}
+
+// pat adds a pattern once.
+func (st *redState) pat(p pattern) {
+	k := p.s
+	if p.edge != nil {
+		k = fmt.Sprintf("%s\x00%s%d%d%d%d", p.s, p.edge.alphabet[62:], p.edge.leadBits, p.edge.leadVal, p.edge.tailBits, p.edge.tailVal)
+	}
+	if !st.keys[k] {
+		st.keys[k] = true
+		st.pats = append(st.pats, p)
 	}
 }
 
@@ -172,39 +206,79 @@ func (st *redState) add(v string) {
 		return
 	}
 	st.known[v] = true
-	st.pats = append(st.pats, v)
+	st.pat(pattern{s: v})
 	st.addTransforms(v)
 	if strings.IndexByte(v, ' ') >= 0 {
 		// A form-encoded space; the decoded view keeps "+" as it is.
-		st.pats = append(st.pats, strings.ReplaceAll(v, " ", "+"))
+		st.pat(pattern{s: strings.ReplaceAll(v, " ", "+")})
 	}
-	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+	st.addBase64([]byte(v))
+	if utf8.ValidString(v) {
+		// The UTF-16 forms a server (a .NET one, a JavaScript btoa of
+		// char codes) may encode in base64.
+		units := utf16.Encode([]rune(v))
+		le, be := make([]byte, 2*len(units)), make([]byte, 2*len(units))
+		for i, u := range units {
+			binary.LittleEndian.PutUint16(le[2*i:], u)
+			binary.BigEndian.PutUint16(be[2*i:], u)
+		}
+		st.addBase64(le)
+		st.addBase64(be)
+	}
+}
+
+// The base64 alphabets.
+const (
+	stdAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	urlAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+)
+
+// addBase64 adds the fragments that base64 of any text holding d has, at
+// each of the three alignments of d in it, in both alphabets: the
+// characters made of d's bits alone, with the bits of d that share a
+// character with the text around (at most 4 at either end) checked on the
+// characters around the fragment.
+func (st *redState) addBase64(d []byte) {
+	for _, alpha := range []string{stdAlphabet, urlAlphabet} {
+		enc := base64.NewEncoding(alpha).WithPadding(base64.NoPadding)
 		for k := 0; k < 3; k++ {
-			buf := make([]byte, k+len(v))
-			copy(buf[k:], v)
+			buf := make([]byte, k+len(d))
+			copy(buf[k:], d)
 			s := enc.EncodeToString(buf)
+			bits := 8 * (k + len(d))
 			from := (8*k + 5) / 6
-			to := 8 * (k + len(v)) / 6
-			if to-from < minFragment || to > len(s) {
+			to := bits / 6
+			if to-from < minFragment {
 				continue
 			}
-			if f := s[from:to]; !slices.Contains(st.pats, f) {
-				st.pats = append(st.pats, f)
+			e := &b64Edge{alphabet: alpha, leadBits: uint8(6*from - 8*k), tailBits: uint8(bits - 6*to)}
+			if e.leadBits > 0 {
+				v, _ := b64Value(alpha, s[from-1], false)
+				e.leadVal = v & (1<<e.leadBits - 1)
 			}
+			if e.tailBits > 0 {
+				v, _ := b64Value(alpha, s[to], false)
+				e.tailVal = v >> (6 - e.tailBits)
+			}
+			if e.leadBits == 0 && e.tailBits == 0 {
+				e = nil
+			}
+			st.pat(pattern{s: s[from:to], edge: e})
 		}
 	}
 }
 
 // addTransforms registers forms of v that a server may echo and a step
 // could turn back into v in a line of jq: reversed, in upper and in lower
-// case, in hexadecimal (either case).
+// case, in hexadecimal (either case). Each is a transform of the whole
+// value, matched whole.
 func (st *redState) addTransforms(v string) {
 	rev := []rune(v)
 	slices.Reverse(rev)
 	h := hex.EncodeToString([]byte(v))
 	for _, f := range []string{string(rev), strings.ToUpper(v), strings.ToLower(v), h, strings.ToUpper(h)} {
-		if f != v && !slices.Contains(st.pats, f) {
-			st.pats = append(st.pats, f)
+		if f != v {
+			st.pat(pattern{s: f})
 		}
 	}
 }
@@ -228,18 +302,25 @@ func (r *redactor) bytes(b []byte) []byte {
 // bytesInPlace is bytes for a buffer the caller owns: when every match is
 // at least as long as Marker, b is rewritten in place without allocating.
 func (r *redactor) bytesInPlace(b []byte) []byte {
+	out, _ := r.redactInPlace(b)
+	return out
+}
+
+// redactInPlace is bytesInPlace that also reports whether anything was
+// replaced.
+func (r *redactor) redactInPlace(b []byte) ([]byte, bool) {
 	if len(b) == 0 {
-		return b
+		return b, false
 	}
 	var arr [8]span
 	spans := r.st.Load().find(unsafe.String(unsafe.SliceData(b), len(b)), arr[:0])
 	if len(spans) == 0 {
-		return b
+		return b, false
 	}
 	spans = mergeSpans(spans)
 	for _, s := range spans {
 		if s.to-s.from < len(Marker) {
-			return splice(b, spans)
+			return splice(b, spans), true
 		}
 	}
 	w, last := 0, 0
@@ -249,17 +330,26 @@ func (r *redactor) bytesInPlace(b []byte) []byte {
 		last = s.to
 	}
 	w += copy(b[w:], b[last:])
-	return b[:w]
+	return b[:w], true
 }
 
-// mergeSpans sorts spans and merges those that overlap or touch.
+// mergeSpans sorts spans and joins those that overlap (share a byte): no
+// byte of either whole match may show, and one marker stands for them.
+// Spans that only touch stay apart, one marker each, so the number of
+// markers is the number of separate whole matches, whatever text is next
+// to them.
 func mergeSpans(spans []span) []span {
 	if len(spans) > 1 {
-		slices.SortFunc(spans, func(a, c span) int { return a.from - c.from })
+		slices.SortFunc(spans, func(a, c span) int {
+			if a.from != c.from {
+				return a.from - c.from
+			}
+			return c.to - a.to
+		})
 	}
 	out := spans[:0]
 	for _, s := range spans {
-		if n := len(out); n > 0 && s.from <= out[n-1].to {
+		if n := len(out); n > 0 && s.from < out[n-1].to {
 			out[n-1].to = max(out[n-1].to, s.to)
 			continue
 		}
@@ -293,68 +383,7 @@ func (r *redactor) string(s string) string {
 	return string(splice([]byte(s), spans))
 }
 
-// previewCut is what a cut preview of a value ends with: jq's error
-// messages show the first 30 bytes of a value's JSON, then " ..." (and the
-// closing quote or bracket).
-const previewCut = " ..."
-
-// previewBytes bounds how much of a value a preview shows.
-const previewBytes = 30
-
-// maxPreviewText bounds the text truncated looks at: error messages that
-// hold previews are short (a sentence, a few previews, a jq program), and
-// longer text (a result) is not searched for cut credentials.
-const maxPreviewText = 64 << 10
-
-// truncated redacts the start of a credential that a preview cut off: text
-// ending right before previewCut with at least minSecretLen bytes that
-// begin one of the patterns (as they are, or JSON-escaped as a preview
-// shows a string). A whole credential is no longer there for string to
-// find, but its start is most of it.
-func (r *redactor) truncated(s string) string {
-	if len(s) > maxPreviewText || !strings.Contains(s, previewCut) {
-		return s
-	}
-	st := r.st.Load()
-	var spans []span
-	for off := 0; off < len(s); {
-		i := strings.Index(s[off:], previewCut)
-		if i < 0 {
-			break
-		}
-		end := off + i
-		// The longest start of a pattern that ends at end.
-		for j := max(0, end-previewBytes); j+minSecretLen <= end; j++ {
-			found := false
-			for _, f := range st.heads[s[j:j+minSecretLen]] {
-				if end-j < len(f) && s[j:end] == f[:end-j] {
-					spans = append(spans, span{j, end})
-					found = true
-					break
-				}
-			}
-			if found {
-				break
-			}
-		}
-		off = end + len(previewCut)
-	}
-	if len(spans) == 0 {
-		return s
-	}
-	return string(splice([]byte(s), spans))
-}
-
-// jsonEscaped is p as a JSON string shows it (without the quotes); a
-// credential holds no control character, so only " and \ change.
-func jsonEscaped(p string) string {
-	if !strings.ContainsAny(p, `"\`) {
-		return p
-	}
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p)
-}
-
-// splice replaces the spans (merged when they overlap or touch) by Marker.
+// splice replaces the spans (joined where they overlap) by Marker.
 func splice(b []byte, spans []span) []byte {
 	spans = mergeSpans(spans)
 	out := make([]byte, 0, len(b)+len(spans)*len(Marker))
@@ -377,9 +406,10 @@ const maxUnwrap = 4
 // URL, a request part.
 const shortText = 256
 
-// isSpecial marks the bytes that start an escape or a break.
+// isSpecial marks the bytes that start an escape (a quoted-printable one
+// too) or a break.
 var isSpecial = func() (t [256]bool) {
-	for _, c := range []byte("%\\&" + breakLeads) {
+	for _, c := range []byte("%\\&=" + breakLeads) {
 		t[c] = true
 	}
 	return t
@@ -472,6 +502,31 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 	}
 	if !fold && hasBreak(b) {
 		spans = r.findUnwrapped(m, b, spans)
+	}
+	if strings.IndexByte(b, '=') >= 0 {
+		spans = r.findQuotedPrintable(m, fold, b, spans)
+	}
+	return spans
+}
+
+// findQuotedPrintable searches b as quoted-printable text: every =XX (either
+// case) the byte it encodes, every soft line break (=\r\n, =\n) gone.
+func (r *redState) findQuotedPrintable(m *multi, fold bool, b string, spans []span) []span {
+	v := viewPool.Get().(*view)
+	defer viewPool.Put(v)
+	if !v.quotedPrintable(b) || len(v.text) < r.minLen {
+		return spans
+	}
+	if fold {
+		for i, c := range v.text {
+			if c >= 'A' && c <= 'Z' {
+				v.text[i] = c + 'a' - 'A'
+			}
+		}
+	}
+	text := unsafe.String(unsafe.SliceData(v.text), len(v.text))
+	for _, s := range m.search(text, nil) {
+		spans = append(spans, span{v.orig(s.from, false), v.orig(s.to-1, true)})
 	}
 	return spans
 }
@@ -745,6 +800,57 @@ func (v *view) unwrap(b string) bool {
 		}
 		p += w
 		raw = p
+	}
+	if len(v.segs) == 0 {
+		return false
+	}
+	v.text = append(v.text, b[raw:]...)
+	return true
+}
+
+// quotedPrintable fills v with b's quoted-printable escapes decoded and its
+// soft line breaks removed; false when b has none.
+func (v *view) quotedPrintable(b string) bool {
+	v.n, v.text, v.segs = len(b), v.text[:0], v.segs[:0]
+	v.reset()
+	if len(b) > maxViewText {
+		return false
+	}
+	raw := 0
+	for off := 0; off < len(b); {
+		i := strings.IndexByte(b[off:], '=')
+		if i < 0 {
+			break
+		}
+		p := off + i
+		var c byte
+		n, w := 0, 0
+		switch {
+		case strings.HasPrefix(b[p:], "=\r\n"):
+			w = 3
+		case strings.HasPrefix(b[p:], "=\n"):
+			w = 2
+		case p+2 < len(b):
+			h, ok1 := hexVal(b[p+1])
+			l, ok2 := hexVal(b[p+2])
+			if ok1 && ok2 {
+				c, n, w = h<<4|l, 1, 3
+			}
+		}
+		if w == 0 {
+			off = p + 1
+			continue
+		}
+		if len(v.segs) == 0 && cap(v.text) < len(b) {
+			v.text = make([]byte, 0, len(b))
+		}
+		v.text = append(v.text, b[raw:p]...)
+		v.segs = append(v.segs, seg{at: int32(len(v.text)), n: int32(n), src: int32(p), w: int32(w)})
+		if n == 1 {
+			v.text = append(v.text, c)
+		}
+		off = p + w
+		raw = off
 	}
 	if len(v.segs) == 0 {
 		return false
