@@ -214,13 +214,16 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	if steps.JSONOver(v, lim.Depth, maxResultBytes(lim)) {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: resultTooLarge(lim)}
 	}
-	b, err := steps.Encode(v, lim.Depth)
+	var b []byte
+	if s.cfg.redact != nil {
+		// Redacted before the cut (a cut could split a secret), value by
+		// value, so that the text stays JSON whatever a credential is.
+		b, err = redactResult(v, lim.Depth, s.cfg.redact)
+	} else {
+		b, err = steps.Encode(v, lim.Depth)
+	}
 	if err != nil {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: err}
-	}
-	if s.cfg.redact != nil {
-		// Redact the whole text before the cut: a cut could split a secret.
-		b = []byte(s.cfg.redact(string(b)))
 	}
 	res.JSON, res.Truncated = Cut(b, lim.Output)
 	return res, nil
@@ -240,7 +243,7 @@ func (s *run) stepError(ctx context.Context, err error) error {
 	if s.cfg.redact != nil {
 		// Cleaned first, as StepError.Error cleans it: an invisible
 		// character removed after the redaction could join a credential.
-		cause = redacted{msg: s.cfg.redact(steps.CleanString(cause.Error())), err: cause}
+		cause = redacted{msg: hidePreviews(s.cfg.redact(steps.CleanString(cause.Error()))), err: cause}
 	}
 	idx := 0
 	fmt.Sscanf(le.Node.Label, "%d", &idx)

@@ -1,6 +1,9 @@
 package interpreter
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/pkuinfo/harness/steps"
 )
 
@@ -60,4 +63,63 @@ func redactValue(v any, redact func(string) string) any {
 		return redact(s)
 	}
 	return v
+}
+
+// redactResult is the JSON text of a result with every credential
+// redacted, always valid JSON: strings and keys are redacted one by one, a
+// number that holds a credential becomes the marker string. The text is
+// then searched whole, for a credential that spans values (a key and its
+// value, two elements: one that holds JSON's punctuation); should that find
+// one, the result is the redacted text as one JSON string, rather than
+// text that is no longer JSON.
+func redactResult(v any, depth int, redact func(string) string) ([]byte, error) {
+	b, err := steps.Encode(redactValue(steps.Clean(v), redact), depth)
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	r := redact(s)
+	if r == s {
+		return b, nil
+	}
+	if json.Valid([]byte(r)) {
+		return []byte(r), nil
+	}
+	return steps.Encode(r, depth)
+}
+
+// previewWindow is how far before its " ..." a cut preview of jq's starts:
+// jq's error messages show at most 30 bytes of a value's JSON, the cut
+// marked " ..." and the value's closing quote or bracket.
+const previewWindow = 30
+
+// hidePreviews replaces every cut preview in an error message, "(" up to
+// 30 bytes, " ...", a closing quote or bracket, ")", by "(…)". A value a
+// step rebuilt from a server's echo of a credential in pieces holds the
+// whole credential, which the redactor replaces; cut, its start is no
+// credential, and redacting starts of credentials would tell a plugin
+// which of its guesses was one. So every cut preview goes, whatever it
+// holds: what is shown never depends on a credential.
+func hidePreviews(msg string) string {
+	for i := 0; i < len(msg); {
+		j := strings.Index(msg[i:], " ...")
+		if j < 0 {
+			break
+		}
+		end := i + j
+		from := max(i, end-previewWindow)
+		open := strings.IndexByte(msg[from:end], '(')
+		k := end + len(" ...")
+		if k < len(msg) && strings.IndexByte(`"]}`, msg[k]) >= 0 {
+			k++
+		}
+		if open < 0 || k >= len(msg) || msg[k] != ')' {
+			i = end + len(" ...")
+			continue
+		}
+		open += from
+		msg = msg[:open+1] + "…" + msg[k:]
+		i = open + 1 + len("…")
+	}
+	return msg
 }

@@ -19,7 +19,7 @@ func TraceWriter(w io.Writer, redact func(string) string) func(steps.Event) {
 		var view string
 		switch {
 		case e.Err != nil:
-			view = "error: " + e.Err.Error()
+			view = "error: " + hidePreviews(e.Err.Error())
 		case e.Skipped:
 			view = "skipped"
 		case steps.JSONOver(e.Output, 64, maxTraceBytes):

@@ -290,7 +290,14 @@ func (mm *multi) confirm(b string, at, n int, key uint64, spans []span) []span {
 	for _, pi := range mm.exact[key] {
 		p := &mm.pats[pi]
 		if len(p.s) == n && sameBytes(b[at:at+n], p.s) && p.edge.ok(b, at, at+n) {
-			spans = append(spans, span{at, at + n})
+			s := span{at, at + n}
+			if p.edge != nil {
+				// The characters that hold the value's first and last
+				// bits are part of its encoding.
+				s.from -= int(min(p.edge.leadBits, 1))
+				s.to += int(min(p.edge.tailBits, 1))
+			}
+			spans = append(spans, s)
 		}
 	}
 	return spans
