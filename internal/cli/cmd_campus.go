@@ -3,10 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -96,11 +97,7 @@ func runCampus(ctx context.Context, app *App, addrFile, servicesOut, secretsOut 
 	}
 
 	svcs := c.Services()
-	names := make([]string, 0, len(svcs))
-	for n := range svcs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(svcs))
 	var b strings.Builder
 	fmt.Fprintln(&b, "simulated campus on loopback:")
 	for _, n := range names {

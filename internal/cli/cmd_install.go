@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"time"
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
@@ -17,44 +13,6 @@ import (
 )
 
 func init() { register(40, newInstallCmd) }
-
-// openStore opens the store in the home folder with the command's clock.
-func openStore(app *App) (*fetch.Store, error) {
-	dir, err := app.Home()
-	if err != nil {
-		return nil, Exit(ExitFailed, err)
-	}
-	now, err := app.Now()
-	if err != nil {
-		return nil, err
-	}
-	s, err := fetch.OpenStore(dir)
-	if err != nil {
-		return nil, Exit(ExitFailed, err)
-	}
-	if app.Getenv("HARNESS_NOW") != "" {
-		s.Now = func() time.Time { return now }
-	}
-	return s, nil
-}
-
-// fetchDocument fetches any link (git, URL or local path), with a progress
-// line on stderr when stderr is a terminal.
-func fetchDocument(ctx context.Context, app *App, l *fetch.Link) (*fetch.Document, error) {
-	progress := app.StderrIsTerminal() && l.Kind != fetch.KindLocal
-	start := time.Now()
-	if progress {
-		fmt.Fprintf(app.Stderr, "fetching %s …\n", l)
-	}
-	d, err := fetch.Fetch(ctx, l, fetch.Options{GitBase: app.Getenv("HARNESS_GIT_BASE")})
-	if err != nil {
-		return nil, err
-	}
-	if progress {
-		fmt.Fprintf(app.Stderr, "fetched %d files, %d bytes, in %.1fs\n", len(d.Files), d.Files.Size(), time.Since(start).Seconds())
-	}
-	return d, nil
-}
 
 func newInstallCmd(app *App) *cobra.Command {
 	var yes, replace bool
@@ -171,20 +129,6 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 	}
 	fmt.Fprintf(app.Stdout, "installed %s %s (%s, %s)\n", p.ID, p.Version, d.Trust, hash)
 	return nil
-}
-
-// confirm asks a yes/no question; only y or yes (any case) is yes.
-func confirm(in io.Reader, out io.Writer, question string) (bool, error) {
-	fmt.Fprint(out, question)
-	line, err := bufio.NewReader(io.LimitReader(in, 1024)).ReadString('\n')
-	if err != nil && line == "" {
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		return false, err
-	}
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
 }
 
 // bundledName is the name of the bundled document with id, if there is one.

@@ -14,42 +14,6 @@ import (
 
 func init() { register(10, newLintCmd) }
 
-// loadLocal reads and checks a local document: manifest parse plus the
-// checks of every later stage (steps, access) that lint reports.
-func loadLocal(path string) (*manifest.Plugin, diag.List, error) {
-	files, err := manifest.ReadDir(path)
-	if err != nil {
-		return nil, diag.List{}, err
-	}
-	p, l := checkFiles(files)
-	// A single file is read as PLUGIN.md; its problems carry the name it
-	// was given (FILE relative to PATH).
-	if st, err := os.Stat(path); err == nil && !st.IsDir() {
-		if name := filepath.Base(path); name != fetch.DocumentName {
-			for i := range l.Items {
-				if l.Items[i].Pos.File == fetch.DocumentName {
-					l.Items[i].Pos.File = name
-				}
-			}
-		}
-	}
-	return p, l, nil
-}
-
-// checkFiles parses a document's files and runs every stage's checks.
-func checkFiles(files manifest.Files) (*manifest.Plugin, diag.List) {
-	p, l := manifest.Parse(files)
-	for _, check := range documentChecks {
-		l.Merge(check(p))
-	}
-	l.Sort()
-	return p, l
-}
-
-// documentChecks are the checks beyond the manifest (step kinds, access):
-// each stage adds its own.
-var documentChecks []func(*manifest.Plugin) diag.List
-
 func newLintCmd(app *App) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{

@@ -1,80 +1,12 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"strings"
-
 	"github.com/pkuinfo/harness/fetch"
-	"github.com/pkuinfo/harness/internal/diag"
-	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/review"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(30, newReviewCmd) }
-
-// loaded is a document read from a path or a link, with what the engine
-// knows about it.
-type loaded struct {
-	plugin *manifest.Plugin
-	info   review.Info
-	diags  diag.List
-}
-
-// loadDocument reads a local path or fetches a link, parses and checks the
-// document. trust applies to a local path; a link's trust comes from the link.
-func loadDocument(ctx context.Context, app *App, arg, trust string) (*loaded, error) {
-	l, err := fetch.ParseLink(arg)
-	if err != nil {
-		return nil, Exit(ExitFailed, err)
-	}
-	if l.Kind == fetch.KindLocal {
-		p, dl, err := loadLocal(arg)
-		if err != nil {
-			return nil, Exit(ExitFailed, err)
-		}
-		h, err := p.Files.Hash()
-		if err != nil {
-			return nil, Exit(ExitFailed, err)
-		}
-		return &loaded{plugin: p, diags: dl, info: review.Info{Hash: h, Trust: trust}}, nil
-	}
-	doc, err := fetchDocument(ctx, app, l)
-	if err != nil {
-		// A server's words reach the terminal only made safe.
-		return nil, Exit(ExitFailed, errors.New(review.SafeText(err.Error())))
-	}
-	p, dl := checkFiles(doc.Files)
-	h, err := p.Files.Hash()
-	if err != nil {
-		return nil, Exit(ExitFailed, err)
-	}
-	return &loaded{plugin: p, diags: dl, info: review.Info{Hash: h, Trust: l.Trust(), Link: l.String(), Commit: doc.Commit}}, nil
-}
-
-// diagLine keeps a diagnostic on one line.
-var diagLine = strings.NewReplacer("\n", " ", "\r", " ", "\t", " ")
-
-// printDiagnostics writes lint's lines on w; it reports whether there were errors.
-func printDiagnostics(w io.Writer, l diag.List) bool {
-	for _, d := range l.Items {
-		// One line each, with nothing a terminal would obey: a message may
-		// quote the document (a selector holding an escape sequence).
-		fmt.Fprintln(w, diagLine.Replace(terminalSafe(d.String())))
-	}
-	if l.Dropped > 0 {
-		fmt.Fprintf(w, "%d more problems were not shown\n", l.Dropped)
-	}
-	return l.HasErrors()
-}
-
-// colourFor reports whether to colour output on w: a terminal, and NO_COLOR unset.
-func colourFor(app *App, w io.Writer) bool {
-	return isTerminal(w) && app.Getenv("NO_COLOR") == "" && app.Getenv("TERM") != "dumb"
-}
 
 func newReviewCmd(app *App) *cobra.Command {
 	var asJSON bool

@@ -1,64 +1,15 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
-	official "github.com/pkuinfo/harness/plugins-official"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(60, newToolsCmd) }
-
-// bundledDocuments are the official documents built into the binary.
-func bundledDocuments() ([]registry.Bundle, error) {
-	all, err := official.Files()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]registry.Bundle, 0, len(official.Names))
-	for _, id := range official.Names {
-		out = append(out, registry.Bundle{Files: all[id]})
-	}
-	return out, nil
-}
-
-// openRegistry builds the registry of the home folder: the bundled official
-// documents, the installed ones, the remote plugins and the settings tools. Problems (a quarantined plugin, a
-// clash of ids) go to stderr as warnings.
-func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*registry.Registry, error) {
-	store, err := openStore(app)
-	if err != nil {
-		return nil, err
-	}
-	bundled, err := bundledDocuments()
-	if err != nil {
-		return nil, Exit(ExitFailed, err)
-	}
-	opts = append([]registry.Option{registry.WithRemote(remoteConn(store.Dir()))}, opts...)
-	r, err := registry.OpenHome(ctx, store, bundled, opts...)
-	if err != nil {
-		return nil, Exit(ExitFailed, err)
-	}
-	// The agent reads and changes the documents' preferences through these;
-	// no document can hold their id (manifest.Reserved).
-	r.AddNative(registry.SettingsPlugin, registry.SettingsTools(r)...)
-	for _, p := range r.Problems() {
-		fmt.Fprintf(app.Stderr, "harness: warning: %s\n", terminalSafe(p.Error()))
-	}
-	return r, nil
-}
-
-// capabilityOption reads --capabilities: unset means every capability.
-func capabilityOption(cmd *cobra.Command, caps []string) []registry.Option {
-	if !cmd.Flags().Changed("capabilities") {
-		return nil
-	}
-	return []registry.Option{registry.WithCapabilities(caps...)}
-}
 
 func newToolsCmd(app *App) *cobra.Command {
 	var (

@@ -4,39 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
-	"github.com/pkuinfo/harness/fetch"
-	"github.com/pkuinfo/harness/internal/diag"
-	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/review"
 	"github.com/pkuinfo/harness/update"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(50, newUpdateCmd) }
-
-// updateStore opens the store with the command line's clock.
-func updateStore(app *App) (*fetch.Store, time.Time, error) {
-	now, err := app.Now()
-	if err != nil {
-		return nil, now, err
-	}
-	dir, err := app.Home()
-	if err != nil {
-		return nil, now, Exit(ExitFailed, err)
-	}
-	st, err := fetch.OpenStore(dir)
-	if err != nil {
-		return nil, now, Exit(ExitFailed, err)
-	}
-	st.Now = func() time.Time { return now }
-	if app.Getenv("HARNESS_NOW") == "" {
-		st.Now = time.Now
-	}
-	return st, now, nil
-}
 
 // updateReport is one line of `harness update --json`.
 type updateReport struct {
@@ -86,7 +63,7 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 			}
 			var list []update.Installed
 			var skipped []updateReport
-			for _, id := range sortedIDs(state) {
+			for _, id := range slices.Sorted(maps.Keys(state.Plugins)) {
 				e := state.Plugins[id]
 				if in, ok := update.InstalledFrom(e); ok {
 					list = append(list, in)
@@ -155,25 +132,6 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 	cmd.Flags().BoolVar(&force, "force", false, "check every link even when checked within the day")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
-}
-
-// documentCheck runs the checks beyond the manifest that install runs on a
-// document (the steps), so that an update stores nothing install refuses.
-func documentCheck(p *manifest.Plugin) diag.List {
-	var l diag.List
-	for _, check := range documentChecks {
-		l.Merge(check(p))
-	}
-	return l
-}
-
-func sortedIDs(s *fetch.State) []string {
-	ids := make([]string, 0, len(s.Plugins))
-	for id := range s.Plugins {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 func printUpdates(app *App, list []update.Installed, results []update.Result, check bool) {
