@@ -15,6 +15,7 @@ var KnownFailing = map[string]string{
 	// Issue 12 item 1: the redactor's cut-preview rule is an oracle.
 	"kv-cut-preview":     "issue 12 item 1: kv_set guesses followed by \" ...\" are redacted when they start a credential",
 	"result-cut-preview": "issue 12 item 1: a result's guesses followed by \" ...\" are redacted when they start a credential",
+	"fail-cut-preview":   "issue 12 item 1: a fail message's guesses followed by \" ...\" are redacted when they start a credential",
 
 	// Issue 12 item 7: a credential equal to a number in a result.
 	"number-input": "issue 12 item 7: a number equal to a credential is replaced by a bare [redacted], and stdout is not JSON",
