@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
@@ -36,6 +37,10 @@ type Options struct {
 	Timeout time.Duration
 	// Clock is jq's now in a case without its own now (nil: the real time).
 	Clock func() time.Time
+	// Host, when set, gives the catalogue and the clock instead of
+	// Catalogue and Clock (a command's one host). Each case runs on a host
+	// of its own made from it: the replay servers, the case's sessions.
+	Host *host.Host
 }
 
 // Report is the outcome of a document's tests.
@@ -137,6 +142,9 @@ func RunFiles(ctx context.Context, files manifest.Files, opts Options) *Report {
 // servers, proxy, keystore and store.
 func Run(ctx context.Context, p *manifest.Plugin, opts Options) *Report {
 	rep := &Report{Plugin: p.ID}
+	if opts.Host != nil {
+		opts.Catalogue, opts.Clock = opts.Host.Catalogue(), opts.Host.Clock()
+	}
 	base := opts.Catalogue
 	if base == nil {
 		base = proxy.Builtin()
@@ -153,12 +161,9 @@ func Run(ctx context.Context, p *manifest.Plugin, opts Options) *Report {
 		}
 		return time.Now()
 	}
-	prog, cl := interpreter.Compile(p, interpreter.WithClock(clock), interpreter.WithAuthHeaders(func(service string) []string {
-		if s := base[service]; s != nil {
-			return s.Auth.Headers
-		}
-		return nil
-	}))
+	// The document's compile problems, once: each case compiles it again
+	// for its own replay servers.
+	_, cl := host.New(host.Config{Catalogue: base, Clock: clock}).Load(p)
 	l.Merge(cl)
 	l.Sort()
 	rep.Problems = l
@@ -176,7 +181,7 @@ func Run(ctx context.Context, p *manifest.Plugin, opts Options) *Report {
 		caseNow.Store(c.Now)
 		start := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		fails := runCase(cctx, p, prog, c, base)
+		fails := runCase(cctx, p, clock, c, base)
 		cancel()
 		rep.Cases = append(rep.Cases, CaseResult{File: c.File, Name: c.Name, Pos: c.Pos, Tool: c.Tool, Failures: fails, Duration: time.Since(start)})
 	}
@@ -192,7 +197,7 @@ type outcome struct {
 	askReason registry.Reason // the reason a call asked before it was settled
 }
 
-func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program, c *Case, base proxy.Catalogue) []string {
+func runCase(ctx context.Context, p *manifest.Plugin, clock func() time.Time, c *Case, base proxy.Catalogue) []string {
 	services := make([]string, 0, len(p.Access.Campus))
 	for _, ca := range p.Access.Campus {
 		services = append(services, ca.Service)
@@ -216,7 +221,11 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 	for _, o := range p.Access.Web {
 		resolve[net.JoinHostPort(o.Host, strconv.Itoa(o.Port))] = sink.Listener.Addr().String()
 	}
-	px := proxy.New(proxy.Config{Catalogue: cat, Keystore: proxy.MemKeystore(c.Secrets), Resolve: resolve})
+	h := host.New(host.Config{Catalogue: cat, Keystore: proxy.MemKeystore(c.Secrets), Resolve: resolve, Clock: clock})
+	doc, l := h.Load(p)
+	if l.HasErrors() {
+		return []string{"the document does not compile against the replay servers: " + l.Err().Error()}
+	}
 	kv := &steps.MemKV{}
 	for _, k := range sortedKeys(c.KV) {
 		if err := kv.Set(k, steps.FromGo(normalize(c.KV[k]))); err != nil {
@@ -224,20 +233,17 @@ func runCase(ctx context.Context, p *manifest.Plugin, prog *interpreter.Program,
 		}
 	}
 	runner := registry.RunnerFunc(func(ctx context.Context, req registry.RunRequest) (any, error) {
-		call := px.NewCall(p.ID, p.Access)
 		prefs := req.Prefs
 		if c.Prefs != nil {
 			prefs = c.Prefs
 		}
-		res, err := prog.Run(ctx, req.Tool, req.Input,
-			interpreter.WithTransport(interpreter.ProxyTransport{Call: call}), interpreter.WithRedact(call.Redact),
-			interpreter.WithKV(kv), interpreter.WithPrefs(prefs))
+		res, err := doc.Run(ctx, host.Call{Tool: req.Tool, Input: req.Input, Trust: req.Trust, Prefs: prefs, KV: kv})
 		if err != nil {
 			return nil, err
 		}
 		return &res, nil
 	})
-	reg := registry.New(registry.WithCompiler(func(*manifest.Plugin) (registry.Runner, error) { return runner, nil }))
+	reg := registry.New(registry.WithCompiler(func(*manifest.Plugin) (registry.Runner, error) { return runner, nil }), registry.WithClock(clock))
 	if _, err := reg.AddDocument(p, registry.Trust(c.Trust), registry.DocOptions{}); err != nil {
 		return []string{"the document cannot be registered: " + err.Error()}
 	}

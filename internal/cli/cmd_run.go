@@ -165,6 +165,7 @@ type hostFlags struct {
 	secrets  string
 	resolve  []string
 	campus   bool
+	replay   bool // the runs bring their own sessions: no keystore is opened
 }
 
 // openHost builds a command's one host from its flags: the catalogue (the
@@ -220,7 +221,7 @@ func openHost(app *App, f hostFlags, needHome bool) (*host.Host, func(), error) 
 			return fail(ExitUsage, err)
 		}
 		cfg.Keystore = proxy.MemKeystore(sec)
-	} else if cfg.Keystore == nil && cfg.Home != "" {
+	} else if cfg.Keystore == nil && cfg.Home != "" && !f.replay {
 		ks, err := host.HomeKeystore(cfg.Home)
 		if err != nil {
 			return fail(ExitFailed, err)

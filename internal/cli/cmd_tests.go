@@ -13,7 +13,6 @@ import (
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/plugintest"
-	"github.com/pkuinfo/harness/proxy"
 	"github.com/spf13/cobra"
 )
 
@@ -57,25 +56,21 @@ passes, 1 otherwise.`,
 				}
 				match = func(file, name string) bool { return re.MatchString(file + "/" + name) }
 			}
-			cat := proxy.Builtin()
-			if services != "" {
-				over, err := proxy.LoadServices(services)
-				if err != nil {
-					return Exit(ExitUsage, err)
-				}
-				cat = cat.Merge(over)
-			}
-			clock, err := app.Clock()
+			// The one host gives the catalogue and the clock; each case
+			// runs on its replay servers with its own sessions, so the
+			// home keystore is not opened.
+			h, stop, err := openHost(app, hostFlags{services: services, replay: true}, false)
 			if err != nil {
 				return err
 			}
+			defer stop()
 			ok := true
 			for _, path := range args {
 				if len(args) > 1 && !looksLikeDocument(path) {
 					fmt.Fprintf(app.Stdout, "skip %s: not a plugin document\n", path)
 					continue
 				}
-				rep, err := plugintest.RunDir(context.Background(), path, plugintest.Options{Catalogue: cat, Match: match, Clock: clock})
+				rep, err := plugintest.RunDir(context.Background(), path, plugintest.Options{Host: h, Match: match})
 				if err != nil {
 					fmt.Fprintf(app.Stderr, "FAIL %s: %v\n", path, err)
 					ok = false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -74,4 +75,24 @@ func TestSecretsFileModeWarnsEverywhere(t *testing.T) {
 		assert.Contains(t, mcpErrs, warning, "mcp")
 		assert.NotContains(t, errs+out+mcpErrs, "s3cr3t")
 	}
+}
+
+// TestTestCommandLeavesTheKeystore: harness test runs every case with the
+// case's own sessions on the one host's catalogue and clock, so it never
+// opens the home keystore, whose loose mode stops run and mcp.
+func TestTestCommandLeavesTheKeystore(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("file modes are Unix's")
+	}
+	home := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(home, "keystore.json"), []byte("{}"), 0o644))
+	doc := todayDoc(t)
+	env := map[string]string{"HARNESS_HOME": home, "HARNESS_NOW": "2030-05-06T09:00:00+08:00"}
+	code, _, errs := runCLI(t, env, "run", doc, "d")
+	require.Equal(t, ExitFailed, code, errs)
+	assert.Contains(t, errs, "chmod 600")
+	code, out, errs := runCLI(t, env, "test", doc)
+	require.Equal(t, 0, code, out+errs)
+	assert.Contains(t, out, "ok   today: 1 case passed")
+	assert.NotContains(t, errs, "keystore")
 }
