@@ -168,9 +168,12 @@ func (d *Document) Program() *interpreter.Program { return d.prog }
 // Call is one permitted call of a document's tool.
 type Call struct {
 	Tool string
-	// Input is the tool's input, as the decision validated it
-	// (registry.Decision.Input).
+	// Input is the tool's input.
 	Input map[string]any
+	// Checked says Input is a decision's (registry.Decision.Input), which
+	// Decide validated against the tool's schema: it is not validated
+	// again. Otherwise the run validates it.
+	Checked bool
 	// Trust is the document's: its store lives under the community
 	// folder unless it is official.
 	Trust registry.Trust
@@ -193,8 +196,11 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	}
 	call := d.h.px.NewCall(d.p.ID, d.p.Access)
 	opts := []interpreter.RunOption{
-		interpreter.WithTransport(interpreter.ProxyTransport{Call: call}),
+		interpreter.WithTransport(call),
 		interpreter.WithRedact(call.Redact),
+	}
+	if c.Checked {
+		opts = append(opts, interpreter.WithCheckedInput())
 	}
 	if c.Trace != nil {
 		opts = append(opts, interpreter.WithTrace(interpreter.TraceWriter(c.Trace, call.Redact)))
@@ -226,6 +232,10 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	}
 	res, err := d.prog.Run(ctx, c.Tool, input, opts...)
 	if err != nil {
+		var se *interpreter.StepError
+		if errors.As(err, &se) {
+			return res, err // its cause was redacted by the run
+		}
 		return res, redactedError{msg: call.Redact(err.Error()), err: err}
 	}
 	return res, nil
@@ -264,7 +274,7 @@ func (h *Host) store(d *Document, c Call) (steps.KV, error) {
 
 // RunTool implements registry.Runner: the result is its JSON text.
 func (d *Document) RunTool(ctx context.Context, req registry.RunRequest) (any, error) {
-	res, err := d.Run(ctx, Call{Tool: req.Tool, Input: req.Input, Trust: req.Trust, Prefs: req.Prefs})
+	res, err := d.Run(ctx, Call{Tool: req.Tool, Input: req.Input, Checked: true, Trust: req.Trust, Prefs: req.Prefs})
 	if err != nil {
 		return nil, err
 	}

@@ -72,3 +72,31 @@ func TestStoreInMemoryWithoutHome(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "1", string(res.JSON), "an official document's store is not a community one's")
 }
+
+// A decision's input was validated by Decide: a Checked call is not
+// validated again; an unchecked one is, once, by the run.
+func TestInputValidatedOnce(t *testing.T) {
+	p := parse(t, map[string]string{
+		"PLUGIN.md":    "---\nid: echo\nname: E\ndescription: d\nversion: 1.0.0\n---\nI.\n",
+		"tools/e.yaml": "description: d\neffect: read\ninput:\n  type: object\n  properties: {n: {type: integer}}\n  required: [n]\nsteps:\n  - return: '$input.n'\n",
+	})
+	h := host.New(host.Config{})
+	doc, l := h.Load(p)
+	require.False(t, l.HasErrors(), "%v", l.Err())
+	_, err := doc.Run(context.Background(), host.Call{Tool: "e", Input: map[string]any{"n": "x"}})
+	require.Error(t, err)
+	assert.True(t, host.IsInputError(err), "%v", err)
+
+	reg := h.Registry()
+	_, err = reg.AddDocument(p, registry.Community, registry.DocOptions{})
+	require.NoError(t, err)
+	d := reg.Decide(registry.Call{Tool: "echo.e", Input: map[string]any{"n": 7}})
+	require.True(t, d.Allow, d.Message)
+	res, err := doc.Run(context.Background(), host.Call{Tool: "e", Input: d.Input, Checked: true})
+	require.NoError(t, err)
+	assert.Equal(t, "7", string(res.JSON))
+	// Checked skips the schema: what Decide let through is not looked at again.
+	res, err = doc.Run(context.Background(), host.Call{Tool: "e", Input: map[string]any{"n": "x"}, Checked: true})
+	require.NoError(t, err)
+	assert.Equal(t, `"x"`, string(res.JSON))
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
-	"github.com/pkuinfo/harness/steps"
 )
 
 // The benchmark pair of issue 3: one loopback server, a JSON tool and an
@@ -80,7 +79,7 @@ func BenchmarkInterpreted(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := prog.Run(context.Background(), tool, input,
-					interpreter.WithTransport(interpreter.ProxyTransport{Call: px.NewCall(p.ID, p.Access)}))
+					interpreter.WithTransport(px.NewCall(p.ID, p.Access)))
 				if err != nil || len(res.JSON) < 50 {
 					b.Fatal(err, string(res.JSON))
 				}
@@ -156,9 +155,9 @@ func BenchmarkHandwritten(b *testing.B) {
 }
 
 // memTransport answers every request from memory: the network taken out.
-type memTransport struct{ resp steps.Response }
+type memTransport struct{ resp proxy.Response }
 
-func (m *memTransport) Do(context.Context, *steps.Request) (*steps.Response, error) {
+func (m *memTransport) Do(context.Context, *proxy.Request) (*proxy.Response, error) {
 	r := m.resp
 	return &r, nil
 }
@@ -193,7 +192,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 	}
 	jp := benchDoc(b)
 	jprog := compile(b, jp)
-	mt := &memTransport{resp: steps.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(benchJSON), MediaType: "application/json"}}
+	mt := &memTransport{resp: proxy.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(benchJSON), MediaType: "application/json"}}
 	input := map[string]any{"building": "二教"}
 	b.Run("memory-json", func(b *testing.B) {
 		b.ReportAllocs()

@@ -4,29 +4,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/steps"
 )
 
-// StepError is a failed step: where it is, which tool, its number and kind.
-// It renders as "tools/free.yaml:14:5: step 3 (request): the portal answered 503".
-type StepError struct {
-	Pos   diag.Pos
-	Tool  string
-	Index int    // the top-level step's number, 1-based
-	Label string // the step's number as shown: "3", or "3.2" inside a foreach
-	Kind  string
-	Err   error
-}
-
-func (e *StepError) Error() string {
-	if e.Label == "" {
-		return steps.CleanString(fmt.Sprintf("%s: the result: %v", e.Pos, e.Err))
-	}
-	return steps.CleanString(fmt.Sprintf("%s: step %s (%s): %v", e.Pos, e.Label, e.Kind, e.Err))
-}
-
-func (e *StepError) Unwrap() error { return e.Err }
+// StepError is a failed step: where it is, which tool, its number and kind
+// (steps.StepError, the engine's one positioned error). It renders as
+// "tools/free.yaml:14:5: step 3 (request): the portal answered 503".
+type StepError = steps.StepError
 
 // InputError is an input that does not fit the tool's schema.
 type InputError struct {

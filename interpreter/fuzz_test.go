@@ -13,6 +13,7 @@ import (
 
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/proxy"
 	"github.com/pkuinfo/harness/steps"
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -47,7 +48,7 @@ func FuzzRun(f *testing.F) {
 	lim.Deadline = 300 * time.Millisecond
 	lim.Steps = 200
 	lim.Output = 2000
-	mt := &memTransport{resp: steps.Response{Status: 200, Header: http.Header{"Content-Type": {"text/html"}},
+	mt := &memTransport{resp: proxy.Response{Status: 200, Header: http.Header{"Content-Type": {"text/html"}},
 		Body: []byte(`<html><body><ul><li><a href="/x">A</a></li></ul>{"k": [1, 2]}</body></html>`), MediaType: "text/html"}}
 	f.Fuzz(func(t *testing.T, src string) {
 		if len(src) > 8<<10 {

@@ -132,7 +132,7 @@ func (p *Program) Run(ctx context.Context, name string, input any, opts ...RunOp
 	if err := steps.CheckDepth(input, t.limits.Depth); err != nil {
 		return Result{}, &InputError{Tool: name, Msg: err.Error()}
 	}
-	if t.t.InputSchema != nil {
+	if t.t.InputSchema != nil && !rc.checked {
 		if err := manifest.CheckInputBounds(t.t.InputSchema, input); err != nil {
 			return Result{}, &InputError{Tool: name, Msg: err.Error()}
 		}
@@ -230,24 +230,22 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 }
 
 func (s *run) stepError(ctx context.Context, err error) error {
-	var le *steps.Located
-	if !errors.As(err, &le) {
+	var se *StepError
+	if !errors.As(err, &se) {
 		return err
 	}
-	cause := le.Err
 	if s.watch.stopped.Load() {
-		cause = &steps.LimitError{Limit: "heapBytes", Max: s.tool.limits.HeapBytes, What: "the process heap"}
-	} else if errors.Is(cause, context.DeadlineExceeded) && ctx.Err() != nil {
-		cause = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}
+		se.Err = &steps.LimitError{Limit: "heapBytes", Max: s.tool.limits.HeapBytes, What: "the process heap"}
+	} else if errors.Is(se.Err, context.DeadlineExceeded) && ctx.Err() != nil {
+		se.Err = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}
 	}
 	if s.cfg.redact != nil {
 		// Cleaned first, as StepError.Error cleans it: an invisible
 		// character removed after the redaction could join a credential.
-		cause = redacted{msg: hidePreviews(s.cfg.redact(steps.CleanString(cause.Error()))), err: cause}
+		se.Err = redacted{msg: hidePreviews(s.cfg.redact(steps.CleanString(se.Err.Error()))), err: se.Err}
 	}
-	idx := 0
-	fmt.Sscanf(le.Node.Label, "%d", &idx)
-	return &StepError{Pos: le.Node.Pos, Tool: s.tool.t.Name, Index: idx, Label: le.Node.Label, Kind: le.Node.Kind, Err: cause}
+	se.Tool = s.tool.t.Name
+	return se
 }
 
 // redacted keeps the cause for errors.As while showing a filtered message.

@@ -46,6 +46,7 @@ type runConfig struct {
 	prefs     map[string]any
 	trace     func(steps.Event)
 	redact    func(string) string
+	checked   bool
 }
 
 // WithTransport sets the road out (a proxy call in production).
@@ -64,3 +65,9 @@ func WithTrace(f func(steps.Event)) RunOption { return func(c *runConfig) { c.tr
 // WithRedact filters every error message the run returns (the proxy call's
 // Redact), so no credential leaves in a message.
 func WithRedact(f func(string) string) RunOption { return func(c *runConfig) { c.redact = f } }
+
+// WithCheckedInput says the input was validated against the tool's schema
+// already (registry.Decide does it for every permitted call), so the run
+// does not validate it a second time; its depth is still bounded by the
+// tool's limits.
+func WithCheckedInput() RunOption { return func(c *runConfig) { c.checked = true } }

@@ -27,12 +27,12 @@ func TestRetry(t *testing.T) {
 		"noretry": tool("  - request:\n      service: portal\n      path: /x\n  - return: .status\n"),
 	})
 	prog := compile(t, p)
-	res, err := run(t, prog, "retry", nil, interpreter.WithTransport(interpreter.ProxyTransport{Call: call(t, p, srv, "portal")}))
+	res, err := run(t, prog, "retry", nil, interpreter.WithTransport(call(t, p, srv, "portal")))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"ok": true}`, string(res.JSON))
 	assert.Equal(t, int32(3), n.Load())
 	n.Store(0)
-	res, err = run(t, prog, "noretry", nil, interpreter.WithTransport(interpreter.ProxyTransport{Call: call(t, p, srv, "portal")}))
+	res, err = run(t, prog, "noretry", nil, interpreter.WithTransport(call(t, p, srv, "portal")))
 	require.NoError(t, err)
 	assert.Equal(t, "503", string(res.JSON))
 }
@@ -49,7 +49,7 @@ func TestGBKPage(t *testing.T) {
 		"gbk": tool("  - request:\n      service: portal\n      path: /old.asp\n  - html: { select: li }\n"),
 	})
 	prog := compile(t, p)
-	res, err := run(t, prog, "gbk", nil, interpreter.WithTransport(interpreter.ProxyTransport{Call: call(t, p, srv, "portal")}))
+	res, err := run(t, prog, "gbk", nil, interpreter.WithTransport(call(t, p, srv, "portal")))
 	require.NoError(t, err)
 	assert.Equal(t, `["二教101","理教"]`, string(res.JSON))
 }

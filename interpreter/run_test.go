@@ -33,7 +33,7 @@ func TestConcurrentRuns(t *testing.T) {
 			defer wg.Done()
 			b := fmt.Sprintf("b%d", i)
 			res, err := prog.Run(context.Background(), "free", map[string]any{"building": b},
-				interpreter.WithTransport(interpreter.ProxyTransport{Call: call(t, p, srv, "portal")}))
+				interpreter.WithTransport(call(t, p, srv, "portal")))
 			if err != nil {
 				errs <- err
 				return

@@ -33,13 +33,13 @@ func TestSkeleton(t *testing.T) {
 	prog := compile(t, p)
 	srv := campus(t, portal(t))
 	c := call(t, p, srv, "portal")
-	res, err := run(t, prog, "free", map[string]any{"building": "二教"}, interpreter.WithTransport(interpreter.ProxyTransport{Call: c}))
+	res, err := run(t, prog, "free", map[string]any{"building": "二教"}, interpreter.WithTransport(c))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"building":"二教","rooms":[{"room":"二教101","seats":120},{"room":"二教203","seats":60}]}`, string(res.JSON))
 	assert.Equal(t, 4, res.Steps)
 
 	// The fail step: the portal answers 404 for another building.
-	_, err = run(t, prog, "free", map[string]any{"building": "三教"}, interpreter.WithTransport(interpreter.ProxyTransport{Call: call(t, p, srv, "portal")}))
+	_, err = run(t, prog, "free", map[string]any{"building": "三教"}, interpreter.WithTransport(call(t, p, srv, "portal")))
 	var se *interpreter.StepError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "tools/free.yaml:19:5: step 2 (fail): The portal answered 404", err.Error())

@@ -237,7 +237,7 @@ func runCase(ctx context.Context, p *manifest.Plugin, clock func() time.Time, c 
 		if c.Prefs != nil {
 			prefs = c.Prefs
 		}
-		res, err := doc.Run(ctx, host.Call{Tool: req.Tool, Input: req.Input, Trust: req.Trust, Prefs: prefs, KV: kv})
+		res, err := doc.Run(ctx, host.Call{Tool: req.Tool, Input: req.Input, Checked: true, Trust: req.Trust, Prefs: prefs, KV: kv})
 		if err != nil {
 			return nil, err
 		}

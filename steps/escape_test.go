@@ -72,7 +72,7 @@ func TestTemplatesCannotEscape(t *testing.T) {
 			seen = nil
 			mu.Unlock()
 			_, err := prog.Run(context.Background(), tool, map[string]any{"v": v},
-				interpreter.WithTransport(interpreter.ProxyTransport{Call: px.NewCall(p.ID, p.Access)}))
+				interpreter.WithTransport(px.NewCall(p.ID, p.Access)))
 			mu.Lock()
 			got := seen
 			mu.Unlock()

@@ -4,60 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/proxy"
 )
 
-// Request is what a request step asks of the transport.
-type Request struct {
-	Service     string // a campus service, with Path
-	Path        string
-	URL         string // or a public URL under a declared origin
-	Method      string
-	Query       url.Values
-	Header      http.Header
-	Body        []byte
-	ContentType string
-	Retry       *Retry
-}
-
-// Retry is a request's declared retry policy: at most Attempts tries in all,
-// on 429, 5xx and timeouts, waiting Backoff, then twice as long, and so on,
-// within the call's deadline. Only idempotent methods may retry.
-type Retry struct {
-	Attempts int
-	Backoff  time.Duration
-}
-
-// Response is the transport's answer: the body already bounded, decoded to
-// UTF-8 and rid of credentials.
-type Response struct {
-	Status    int
-	Header    http.Header
-	Body      []byte
-	URL       string
-	MediaType string
-	Binary    bool // the body is not text (an image, a PDF): refused
-}
-
-// Transport sends requests. In production it is a proxy call; tests may use
-// any implementation that performs real HTTP.
+// Transport sends a request step's requests: a *proxy.Call in production
+// (the proxy's request and response are the steps' own), any
+// implementation that performs real HTTP in tests. A missing or expired
+// campus session is a *proxy.LoginRequiredError, which ends the tool with
+// the status result login_required. The response body comes bounded,
+// decoded to UTF-8 and rid of credentials.
 type Transport interface {
-	Do(ctx context.Context, r *Request) (*Response, error)
-}
-
-// LoginRequired is the transport's error when a campus session is missing or
-// expired; the tool then ends with the status result login_required.
-type LoginRequired struct {
-	Service string
-	Message string
-}
-
-func (e *LoginRequired) Error() string {
-	return fmt.Sprintf("the %s session is missing or expired: %s", e.Service, e.Message)
+	Do(ctx context.Context, r *proxy.Request) (*proxy.Response, error)
 }
 
 // KV is a plugin's private store.
@@ -131,18 +91,42 @@ type Failure struct{ Msg string }
 
 func (e *Failure) Error() string { return e.Msg }
 
-// Located is an error of one step, with the step that failed. The innermost
-// step wins: a foreach whose sub-step fails reports the sub-step.
-type Located struct {
-	Node *Node
-	Err  error
+// StepError is the engine's one positioned error: a failed step, where it
+// is, its tool, number and kind. It renders as
+// "tools/free.yaml:14:5: step 3 (request): the portal answered 503", or
+// "FILE:LINE:COL: the result: ..." for a result over a limit (Label "").
+// The innermost step wins: a foreach whose sub-step fails reports the
+// sub-step. Block.Run fills the position, label, index and kind; the
+// interpreter adds the tool.
+type StepError struct {
+	Pos   diag.Pos
+	Tool  string
+	Index int    // the top-level step's number, 1-based
+	Label string // the step's number as shown: "3", or "3.2" inside a foreach
+	Kind  string
+	Err   error
 }
 
-func (e *Located) Error() string {
-	return fmt.Sprintf("%s: step %s (%s): %v", e.Node.Pos, e.Node.Label, e.Node.Kind, e.Err)
+func (e *StepError) Error() string {
+	if e.Label == "" {
+		return CleanString(fmt.Sprintf("%s: the result: %v", e.Pos, e.Err))
+	}
+	return CleanString(fmt.Sprintf("%s: step %s (%s): %v", e.Pos, e.Label, e.Kind, e.Err))
 }
 
-func (e *Located) Unwrap() error { return e.Err }
+func (e *StepError) Unwrap() error { return e.Err }
+
+// stepError places err at step n.
+func stepError(n *Node, err error) *StepError {
+	idx := 0
+	for _, c := range n.Label {
+		if c < '0' || c > '9' {
+			break
+		}
+		idx = idx*10 + int(c-'0')
+	}
+	return &StepError{Pos: n.Pos, Index: idx, Label: n.Label, Kind: n.Kind, Err: err}
+}
 
 // Node is a decoded step with its modifiers.
 type Node struct {
@@ -165,11 +149,11 @@ func (b Block) Run(ctx context.Context, f *Frame) error {
 			return nil
 		}
 		if err := n.run(ctx, f); err != nil {
-			var le *Located
-			if errors.As(err, &le) {
+			var se *StepError
+			if errors.As(err, &se) {
 				return err
 			}
-			return &Located{Node: n, Err: err}
+			return stepError(n, err)
 		}
 	}
 	return nil
@@ -221,3 +205,6 @@ func (n *Node) run(ctx context.Context, f *Frame) error {
 	}
 	return nil
 }
+
+// The proxy's call is the steps' transport, with no adapter.
+var _ Transport = (*proxy.Call)(nil)

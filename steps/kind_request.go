@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pkuinfo/harness/proxy"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -54,7 +55,7 @@ type requestStep struct {
 	json    *valueTemplate
 	body    *Template
 	ctype   string
-	retry   *Retry
+	retry   *proxy.RetryPolicy // nil: one attempt
 }
 
 type kvTemplate struct {
@@ -226,8 +227,9 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 		good = false
 	}
 	if f, ok := m.Get("retry"); ok {
-		s.retry = decodeRetry(c, f.Value, s.method)
-		good = good && s.retry != nil
+		var ok bool
+		s.retry, ok = decodeRetry(c, f.Value, s.method)
+		good = good && ok
 	}
 	c.Use(use)
 	if !good {
@@ -236,27 +238,32 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 	return s
 }
 
-func decodeRetry(c *Compiler, n *yaml.Node, method string) *Retry {
+// decodeRetry reads a retry policy as the proxy applies it: attempts in all
+// become that many tries less one retries (nil for one attempt).
+func decodeRetry(c *Compiler, n *yaml.Node, method string) (*proxy.RetryPolicy, bool) {
 	if method != "GET" && method != "HEAD" {
 		c.Errorf(n, "retry is only for idempotent reads (GET, HEAD), not %s", method)
-		return nil
+		return nil, false
 	}
 	m, ok := c.Doc.Mapping(n, "retry", []string{"attempts", "backoff"}, c.L)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	r := &Retry{Attempts: 2, Backoff: 500 * time.Millisecond}
+	attempts, backoff := 2, 500*time.Millisecond
 	if f, ok := m.Get("attempts"); ok {
-		if r.Attempts, ok = c.Int(f.Value, "retry.attempts", 5); !ok {
-			return nil
+		if attempts, ok = c.Int(f.Value, "retry.attempts", 5); !ok {
+			return nil, false
 		}
 	}
 	if f, ok := m.Get("backoff"); ok {
-		if r.Backoff, ok = c.Duration(f.Value, "retry.backoff", 10*time.Second); !ok {
-			return nil
+		if backoff, ok = c.Duration(f.Value, "retry.backoff", 10*time.Second); !ok {
+			return nil, false
 		}
 	}
-	return r
+	if attempts <= 1 {
+		return nil, true
+	}
+	return &proxy.RetryPolicy{Max: attempts - 1, Backoff: backoff}, true
 }
 
 // literalOrigin reads the origin a URL template starts with; the origin may
@@ -292,8 +299,8 @@ func (s *requestStep) Run(ctx context.Context, f *Frame) (any, error) {
 }
 
 // build renders the request against v.
-func (s *requestStep) build(ctx context.Context, f *Frame, v any) (*Request, error) {
-	r := &Request{Service: s.service, Method: s.method, Retry: s.retry}
+func (s *requestStep) build(ctx context.Context, f *Frame, v any) (*proxy.Request, error) {
+	r := &proxy.Request{Service: s.service, Method: s.method, Retry: s.retry}
 	var err error
 	if s.path != nil {
 		if r.Path, err = s.path.Render(ctx, f, v); err != nil {
@@ -371,7 +378,7 @@ func (s *requestStep) do(ctx context.Context, f *Frame, v any) (any, error) {
 	resp, err := f.Transport.Do(rctx, r)
 	cancel()
 	if err != nil {
-		var lr *LoginRequired
+		var lr *proxy.LoginRequiredError
 		if errors.As(err, &lr) {
 			f.End(map[string]any{"status": "login_required", "service": lr.Service, "message": lr.Message})
 			return nil, nil
@@ -401,7 +408,7 @@ func headerMap(h http.Header) map[string]any {
 
 // parseBody is JSON when the media type says so or the body is a JSON object
 // or array; text otherwise. A body that is not text is refused.
-func parseBody(resp *Response, depth int) (any, error) {
+func parseBody(resp *proxy.Response, depth int) (any, error) {
 	b := resp.Body
 	mt := strings.ToLower(resp.MediaType)
 	if mt == "" {

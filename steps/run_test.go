@@ -233,7 +233,7 @@ func runCase(t *testing.T, file string) {
 	require.NoError(t, err)
 	call := newCall(t, p, srv.Server)
 	res, err := prog.Run(context.Background(), "tool", input,
-		interpreter.WithTransport(interpreter.ProxyTransport{Call: call}), interpreter.WithKV(kv), interpreter.WithRedact(call.Redact))
+		interpreter.WithTransport(call), interpreter.WithKV(kv), interpreter.WithRedact(call.Redact))
 	switch {
 	case c.errWant != nil:
 		require.Error(t, err, "result: %s", res.JSON)

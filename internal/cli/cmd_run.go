@@ -139,7 +139,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		printDiagnostics(app.Stderr, l)
 		return Exitf(ExitFailed, "tool %q does not compile", toolName)
 	}
-	call := host.Call{Tool: toolName, Input: in, Trust: registry.Trust(trust)}
+	call := host.Call{Tool: toolName, Input: d.Input, Checked: true, Trust: registry.Trust(trust)}
 	if f.trace {
 		call.Trace = app.Stderr
 	}
