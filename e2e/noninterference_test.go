@@ -11,8 +11,9 @@ import (
 
 // TestNonInterference is the non-interference property through the
 // contract's build: every hostile document of testdata/hostile runs with
-// `harness run` twice (each run with one pairing in turn; the in-process
-// test takes all three), against two random credential sets of
+// `harness run` twice (one of its runs and one pairing, in turn, to keep
+// within the suite's budget; the in-process test takes every run and all
+// three pairings), against two random credential sets of
 // the same shape in --secrets (or the home keystore), with the campus
 // services in --services and the attacker's origin mapped with
 // --resolve. Everything a plugin could observe (exit code, stdout, stderr
