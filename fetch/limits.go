@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -229,12 +230,7 @@ func (fs *fileSet) add(p string, data []byte) error {
 // returns the files that count (hidden ones dropped).
 func checkFiles(files map[string][]byte, lim Limits) (map[string][]byte, error) {
 	fs := newFileSet(lim.withDefaults())
-	names := make([]string, 0, len(files))
-	for p := range files {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	for _, p := range names {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		data := files[p]
 		skip, err := fs.checkPath(p)
 		if err != nil {

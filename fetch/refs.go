@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -106,12 +107,8 @@ func ResolveRef(refs map[string]plumbing.Hash, refPath string) (Resolved, error)
 		return Resolved{Ref: "HEAD", Commit: h}, nil
 	}
 	best, bestName := "", ""
-	names := make([]string, 0, len(refs))
-	for name := range refs {
-		names = append(names, name)
-	}
-	sort.Strings(names) // refs/heads before refs/tags: a branch wins a tie
-	for _, name := range names {
+	// Sorted, refs/heads come before refs/tags: a branch wins a tie.
+	for _, name := range slices.Sorted(maps.Keys(refs)) {
 		short, ok := strings.CutPrefix(name, "refs/heads/")
 		if !ok {
 			short, ok = strings.CutPrefix(name, "refs/tags/")

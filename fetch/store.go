@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -318,11 +319,7 @@ func (s *Store) loadInstalled(ctx context.Context, again bool) ([]Installed, err
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(st.Plugins))
-	for id := range st.Plugins {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(st.Plugins))
 	var out []Installed
 	var bad []string
 	for _, id := range ids {

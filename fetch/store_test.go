@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 )
 
 func docFiles(id string) manifest.Files {
@@ -206,24 +206,17 @@ func TestStoreCleanRemovesCrashLeftovers(t *testing.T) {
 func TestStoreConcurrentGoroutines(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for i := 0; i < 16; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
+	var g errgroup.Group
+	for i := range 16 {
+		g.Go(func() error {
 			s, err := OpenStore(dir)
-			if err == nil {
-				err = s.Install(ctx, entry(fmt.Sprintf("g%d", i)), docFiles(fmt.Sprintf("g%d", i%4)), false)
+			if err != nil {
+				return err
 			}
-			errs <- err
-		}(i)
+			return s.Install(ctx, entry(fmt.Sprintf("g%d", i)), docFiles(fmt.Sprintf("g%d", i%4)), false)
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, g.Wait())
 	s, _ := OpenStore(dir)
 	got, err := s.LoadInstalled(ctx)
 	require.NoError(t, err)

@@ -1,10 +1,11 @@
 package plugintest
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -392,13 +393,8 @@ func mergeSecrets(base, over proxy.Secrets) proxy.Secrets {
 	if len(base) == 0 {
 		return over
 	}
-	out := proxy.Secrets{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		out[k] = v
-	}
+	out := maps.Clone(base)
+	maps.Copy(out, over)
 	return out
 }
 
@@ -735,11 +731,4 @@ func contains(list []string, s string) bool {
 }
 
 // sortedKeys lists a map's keys sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -66,9 +67,7 @@ func attachedOf(s *proxy.Service, ss *proxy.ServiceSecrets) attached {
 	}
 	for _, n := range s.Auth.Cookies {
 		if n == "*" {
-			for k, v := range ss.Cookies {
-				a.cookies[k] = v
-			}
+			maps.Copy(a.cookies, ss.Cookies)
 			continue
 		}
 		if v, ok := ss.Cookies[n]; ok {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,23 +85,14 @@ func (m *MemoryStore) SetPrefs(id string, values map[string]any) error {
 }
 
 func clonePS(p PluginSettings) PluginSettings {
-	out := PluginSettings{Disabled: p.Disabled, Modes: map[manifest.Effect]manifest.Mode{}}
-	for k, v := range p.Modes {
-		out.Modes[k] = v
+	out := PluginSettings{Disabled: p.Disabled, Modes: maps.Clone(p.Modes)}
+	if out.Modes == nil {
+		out.Modes = map[manifest.Effect]manifest.Mode{}
 	}
 	return out
 }
 
-func cloneMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
+func cloneMap(m map[string]any) map[string]any { return maps.Clone(m) }
 
 // HomeStore keeps the user's choices in the home folder:
 // permissions.json (modes and enabled flags) and prefs/<plugin>.json

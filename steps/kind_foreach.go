@@ -3,7 +3,8 @@ package steps
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/itchyny/gojq"
 	"go.yaml.in/yaml/v3"
@@ -79,12 +80,7 @@ func (s *foreachStep) Run(ctx context.Context, f *Frame) (any, error) {
 	case []any:
 		items = l
 	case map[string]any:
-		keys := make([]string, 0, len(l))
-		for k := range l {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(l)) {
 			items = append(items, l[k])
 		}
 	default:

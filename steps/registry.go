@@ -2,7 +2,8 @@ package steps
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Registry maps step kinds to their specs and decoders. The builtin
@@ -48,12 +49,7 @@ func (r *Registry) mustRegister(spec Spec, decode DecodeFunc) {
 
 // Kinds lists the registered kinds, sorted.
 func (r *Registry) Kinds() []string {
-	out := make([]string, 0, len(r.kinds))
-	for k := range r.kinds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.kinds))
 }
 
 // Spec returns a kind's spec.

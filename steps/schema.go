@@ -2,8 +2,9 @@ package steps
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -75,11 +76,7 @@ func JSONSchema(r *Registry) (map[string]any, error) {
 func ref(def string) map[string]any { return map[string]any{"$ref": "#/$defs/" + def} }
 
 func reserved() []any {
-	var out []string
-	for n := range reservedNames {
-		out = append(out, n)
-	}
-	sort.Strings(out)
+	out := slices.Sorted(maps.Keys(reservedNames))
 	list := make([]any, len(out))
 	for i, n := range out {
 		list[i] = n

@@ -10,13 +10,14 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,12 +151,7 @@ func (s *Server) Commit(dir, branch string, files map[string]string) string {
 		fmt.Fprintf(&b, "from refs/heads/%s^0\n", branch)
 	}
 	b.WriteString("deleteall\n")
-	names := make([]string, 0, len(files))
-	for p := range files {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	for _, p := range names {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		v := files[p]
 		switch {
 		case strings.HasPrefix(v, "symlink:"):
