@@ -612,7 +612,7 @@ func newSite(t *testing.T) *site {
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.got = append(s.got, seen{r.Method, r.URL.Path, r.URL.EscapedPath(), r.URL.RawQuery, string(b), r.Header.Get("Content-Type"), r.Header.Get("Accept"), r.Header.Get("X-Tag")})
+		s.got = append(s.got, seen{r.Method, r.URL.Path, r.URL.EscapedPath(), r.URL.RawQuery, string(b), r.Header.Get("Content-Type"), r.Header.Get("Accept"), r.Header.Get("X-Requested-With")})
 		s.mu.Unlock()
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/json"):
@@ -714,7 +714,7 @@ steps:
       method: POST
       path: '/json/${ $input.v }/end'
       query: {q: '${ $input.v }', fixed: a b}
-      headers: {X-Tag: 'tag ${ $input.v }', Accept: application/json}
+      headers: {X-Requested-With: 'tag ${ $input.v }', Accept: application/json}
       form: {f: '${ $input.v }', n: '${ 1 + 1 }'}
   - request:
       url: '` + web + `/json/${ $input.v }/end?z=${ $input.v }'

@@ -12,27 +12,40 @@ import (
 	"syscall"
 	"time"
 
-	"code.dny.dev/ssrf"
+	"github.com/pkuinfo/harness/internal/netguard"
 )
 
-// The address rule for URL documents is the proxy's: only public unicast
-// addresses, whatever the port. A link that names a loopback host explicitly
-// (for local testing) may reach loopback, and only that origin.
-var guardian = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
+// The address rule for URL documents is the proxy's (internal/netguard):
+// only public unicast addresses, whatever the port, and never a campus
+// host or an address of the campus network: campus services trust a
+// request for its origin, and the fetcher runs with the user's network
+// position. A link that names a loopback host explicitly (for local
+// testing) may reach loopback, and only that origin.
 
-// DeniedAddr reports why ip may not be dialled for a URL document: loopback,
-// private, link-local, multicast and the other special ranges are denied. It
-// returns nil for a public address.
+// DeniedAddr reports why ip may not be dialled for a URL document:
+// loopback, private, link-local, multicast, the other special ranges and
+// the campus networks are denied. It returns nil for a public address.
 func DeniedAddr(ip netip.Addr) error {
+	return deniedAddr(netguard.Default, ip)
+}
+
+func deniedAddr(g *netguard.Guard, ip netip.Addr) error {
 	ip = ip.Unmap()
 	if !ip.IsValid() {
 		return errors.New("invalid address")
 	}
-	if err := guardian.SafeAddr(ip); err != nil {
+	if g.IsCampusAddr(ip) {
+		return fmt.Errorf("address %s is an address of the campus network, which a document is never fetched from", ip)
+	}
+	if err := g.CheckAddr(ip); err != nil {
 		return fmt.Errorf("address %s is not a public address", ip)
 	}
 	return nil
 }
+
+// IsLoopbackHost reports whether host (a name or an IP literal, brackets
+// allowed) is a loopback address or "localhost".
+func IsLoopbackHost(host string) bool { return netguard.IsLoopbackHost(host) }
 
 // ErrRedirect is wrapped by a refused redirect.
 var ErrRedirect = errors.New("redirect refused")
@@ -40,26 +53,30 @@ var ErrRedirect = errors.New("redirect refused")
 // maxRedirects bounds the redirects followed for a URL document.
 const maxRedirects = 5
 
+// checkCampusHost refuses a URL document on a campus host (pku.edu.cn and
+// every name under it, an address of the campus network) before anything
+// is sent.
+func checkCampusHost(g *netguard.Guard, u *url.URL) error {
+	h := strings.TrimSuffix(strings.ToLower(strings.Trim(u.Hostname(), "[]")), ".")
+	if netguard.IsCampusDomain(h) {
+		return refusedErr("%s is a campus host; a document is never fetched from the campus network", h)
+	}
+	if ip, err := netip.ParseAddr(h); err == nil && g.IsCampusAddr(ip) {
+		return refusedErr("%s is an address of the campus network; a document is never fetched from it", h)
+	}
+	return nil
+}
+
 // guardedClient is the HTTP client for URL documents whose first request goes
 // to origin. When origin is a loopback host, only that origin may be reached;
-// otherwise every connection's address must be public.
-func guardedClient(origin *url.URL, timeout time.Duration) *http.Client {
+// otherwise every connection's address must be public and outside the
+// campus networks.
+func guardedClient(origin *url.URL, timeout time.Duration, g *netguard.Guard) *http.Client {
 	loopback := IsLoopbackHost(origin.Hostname())
 	dialer := &net.Dialer{
 		Timeout: 10 * time.Second,
 		Control: func(network, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("dial %s: %v", address, err)
-			}
-			ip := ap.Addr().Unmap()
-			if loopback {
-				if !ip.IsLoopback() {
-					return fmt.Errorf("dial %s: a loopback link may reach only loopback", address)
-				}
-				return nil
-			}
-			return DeniedAddr(ip)
+			return dialDecision(g, loopback, address)
 		},
 	}
 	tr := &http.Transport{
@@ -78,17 +95,38 @@ func guardedClient(origin *url.URL, timeout time.Duration) *http.Client {
 			if len(via) >= maxRedirects {
 				return fmt.Errorf("%w: more than %d redirects", ErrRedirect, maxRedirects)
 			}
-			return CheckRedirect(origin, req.URL)
+			return checkRedirect(g, origin, req.URL)
 		},
 	}
+}
+
+// dialDecision is the guarded dialer's check of one connection's address:
+// from a loopback origin only loopback, else deniedAddr.
+func dialDecision(g *netguard.Guard, loopback bool, address string) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dial %s: %v", address, err)
+	}
+	ip := ap.Addr().Unmap()
+	if loopback {
+		if !ip.IsLoopback() {
+			return fmt.Errorf("dial %s: a loopback link may reach only loopback", address)
+		}
+		return nil
+	}
+	return deniedAddr(g, ip)
 }
 
 // CheckRedirect decides whether a URL document first requested at origin may
 // follow a redirect to target. From a loopback origin only the same origin is
 // reachable; from a public origin, only https URLs whose host is not a
-// loopback name or a non-public address literal (names are checked again
-// when dialled). It sends nothing.
+// loopback name, a campus host or a non-public or campus address literal
+// (names are checked again when dialled). It sends nothing.
 func CheckRedirect(origin, target *url.URL) error {
+	return checkRedirect(netguard.Default, origin, target)
+}
+
+func checkRedirect(g *netguard.Guard, origin, target *url.URL) error {
 	if target.User != nil {
 		return fmt.Errorf("%w: to a URL with a user name", ErrRedirect)
 	}
@@ -105,8 +143,11 @@ func CheckRedirect(origin, target *url.URL) error {
 	if IsLoopbackHost(host) {
 		return fmt.Errorf("%w: to the loopback host %s", ErrRedirect, host)
 	}
+	if err := checkCampusHost(g, target); err != nil {
+		return fmt.Errorf("%w: to %v", ErrRedirect, err)
+	}
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		if err := DeniedAddr(ip); err != nil {
+		if err := deniedAddr(g, ip); err != nil {
 			return fmt.Errorf("%w: to %v", ErrRedirect, err)
 		}
 	}

@@ -259,17 +259,6 @@ func parseURLDoc(s string, u *url.URL, scheme, host string) (*Link, error) {
 	return &Link{Kind: KindURL, URL: &c}, nil
 }
 
-// IsLoopbackHost reports whether host (a name or an IP literal, brackets
-// allowed) is a loopback address or "localhost".
-func IsLoopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
 // CloneURL is the git URL of a GitHub link's repository: base (the
 // HARNESS_GIT_BASE value, "" for https://github.com) + /OWNER/REPO.git. It is
 // rebuilt from the parsed owner and repository, never copied from the link.

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/pkuinfo/harness/internal/netguard"
 )
 
 // URLResult is a PLUGIN.md fetched by URL. A URL document is always a single
@@ -28,6 +30,10 @@ type URLOptions struct {
 	// out of a loopback origin, and redirects to loopback or private hosts.
 	Client *http.Client
 	Limits Limits
+	// Guard is the address rule (nil: internal/netguard's default, the
+	// built-in campus networks); a host whose catalogue extends the campus
+	// networks passes its own.
+	Guard *netguard.Guard
 }
 
 // userAgent names the engine to servers.
@@ -56,9 +62,18 @@ func getURL(ctx context.Context, l *Link, etag, lastModified string, opt URLOpti
 	lim := opt.Limits.withDefaults()
 	ctx, cancel := withDeadline(ctx, lim.Deadline)
 	defer cancel()
+	g := opt.Guard
+	if g == nil {
+		g = netguard.Default
+	}
+	// The campus rule of the proxy: a document is never fetched from a
+	// campus host, whichever client sends the request.
+	if err := checkCampusHost(g, l.URL); err != nil {
+		return false, nil, fmt.Errorf("%s: %w", l.String(), err)
+	}
 	client := opt.Client
 	if client == nil {
-		client = guardedClient(l.URL, lim.Deadline)
+		client = guardedClient(l.URL, lim.Deadline, g)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.URL.String(), nil)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pkuinfo/harness/internal/netguard"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -111,7 +112,7 @@ func (p *Proxy) NewCall(pluginID string, access manifest.Access) *Call {
 		}
 	}
 	for _, o := range access.Web {
-		host, err := canonicalHost(o.Host)
+		host, err := netguard.CanonicalHost(o.Host)
 		if err != nil || (o.Scheme != "http" && o.Scheme != "https") {
 			continue
 		}

@@ -478,7 +478,7 @@ func TestSignPrecedence(t *testing.T) {
 	srv := newRecorder(t, nil)
 	cat := Catalogue{
 		"card": &Service{Name: "card", Origin: srv.URL, Auth: Auth{Headers: []string{"synjones-auth"}},
-			Headers: map[string]string{"synaccesssource": "h5"}},
+			Headers: map[string]string{"synaccesssource": "h5", "Accept": "application/json"}},
 		"fixedua": &Service{Name: "fixedua", Origin: srv.URL, Headers: map[string]string{"User-Agent": "campus-app/2"}},
 	}
 	require.NoError(t, cat.Validate())
@@ -487,8 +487,12 @@ func TestSignPrecedence(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := call.Do(ctx, &Request{Service: "card", Path: "/a", Method: "POST", Body: []byte(`{}`), ContentType: "application/json",
-		Header: http.Header{"synaccesssource": {"evil"}, "User-Agent": {"step-agent/1"}, "Content-Type": {"text/plain"}, "X-Step": {"1"}}})
+		Header: http.Header{"Accept": {"text/evil"}, "User-Agent": {"step-agent/1"}, "Content-Type": {"text/plain"}, "X-Requested-With": {"1"}}})
 	require.NoError(t, err)
+	// A header off the allow-list (the service's own fixed one too) is
+	// refused before anything is sent.
+	_, err = call.Do(ctx, &Request{Service: "card", Path: "/a", Header: http.Header{"synaccesssource": {"evil"}}})
+	require.ErrorIs(t, err, ErrRefused)
 	_, err = call.Do(ctx, &Request{Service: "card", Path: "/b"})
 	require.NoError(t, err)
 	_, err = call.Do(ctx, &Request{Service: "fixedua", Path: "/c", Header: http.Header{"User-Agent": {"step-agent/1"}}})
@@ -497,13 +501,14 @@ func TestSignPrecedence(t *testing.T) {
 	hits := srv.Hits()
 	require.Len(t, hits, 3)
 	first, second, third := hits[0].Header, hits[1].Header, hits[2].Header
-	assert.Equal(t, []string{"h5"}, first["Synaccesssource"], "a fixed header wins over the step's")
+	assert.Equal(t, []string{"h5"}, first["Synaccesssource"])
+	assert.Equal(t, []string{"application/json"}, first["Accept"], "a fixed header wins over the step's")
 	assert.Equal(t, cardToken, first.Get("Synjones-Auth"))
 	assert.Equal(t, "step-agent/1", first.Get("User-Agent"), "a step may name itself")
 	assert.Equal(t, "application/json", first.Get("Content-Type"))
-	assert.Equal(t, "1", first.Get("X-Step"))
+	assert.Equal(t, "1", first.Get("X-Requested-With"))
 
-	assert.Empty(t, second.Get("X-Step"), "a step's header leaked into the next request")
+	assert.Empty(t, second.Get("X-Requested-With"), "a step's header leaked into the next request")
 	assert.Equal(t, userAgent, second.Get("User-Agent"))
 	assert.Equal(t, []string{"h5"}, second["Synaccesssource"])
 	assert.Equal(t, cardToken, second.Get("Synjones-Auth"))

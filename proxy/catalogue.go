@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/netguard"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
@@ -51,6 +51,12 @@ type Service struct {
 	// ending in "/"). A tool's unsafe request elsewhere counts as a write
 	// (see IsQueryPath).
 	QueryPaths []string
+	// Networks are address blocks of the campus network the service's
+	// hosts live in ("115.27.0.0/16"), beyond the built-in 162.105.0.0/16:
+	// the campus networks of a proxy are the built-in block and every
+	// entry's networks, and no web request may reach an address in them
+	// (a device there is trusted by campus services for its address).
+	Networks []string
 }
 
 // Auth names the session parts the proxy attaches from the keystore. A
@@ -200,12 +206,12 @@ func (c Catalogue) Validate() error {
 // maxConfigBytes bounds a services or secrets file.
 const maxConfigBytes = 1 << 20
 
-var serviceKeys = []string{"origin", "auth", "login", "csrf", "headers", "query", "concurrency", "entry"}
+var serviceKeys = []string{"origin", "auth", "login", "csrf", "headers", "query", "concurrency", "entry", "networks"}
 
 // LoadServices reads a services file (CONTRACT.md): a YAML mapping from
 // service name to {origin, auth: {cookies, headers}, login: {redirect,
 // redirects, status, json}, csrf: {cookie, header}, headers, query,
-// concurrency, entry}. Unknown keys, anchors, aliases and tags are refused; every
+// concurrency, entry, networks}. Unknown keys, anchors, aliases and tags are refused; every
 // problem is reported as FILE:LINE:COL: message.
 func LoadServices(path string) (Catalogue, error) {
 	src, err := readConfig(path)
@@ -329,6 +335,8 @@ func decodeService(doc *yamlx.Doc, m *yamlx.Map, s *Service, l *diag.List) {
 			}
 		case "entry":
 			s.Entry, _ = doc.Strings(f.Value, what+" entry", l)
+		case "networks":
+			s.Networks, _ = doc.Strings(f.Value, what+" networks", l)
 		}
 	}
 }
@@ -392,14 +400,7 @@ type origin struct {
 }
 
 func (o origin) hostport() string {
-	return joinHostPort(o.host, o.port)
-}
-
-func joinHostPort(host string, port int) string {
-	if strings.IndexByte(host, ':') >= 0 {
-		return "[" + host + "]:" + strconv.Itoa(port)
-	}
-	return host + ":" + strconv.Itoa(port)
+	return netguard.JoinHostPort(o.host, o.port)
 }
 
 func makeOrigin(scheme, host string, port int) origin {
@@ -428,7 +429,7 @@ func parseOrigin(s string) (origin, error) {
 	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || (u.Path != "" && u.Path != "/") || u.Opaque != "" {
 		return origin{}, fmt.Errorf("origin %q must be scheme://host[:port] only", s)
 	}
-	host, err := canonicalHost(u.Hostname())
+	host, err := netguard.CanonicalHost(u.Hostname())
 	if err != nil {
 		return origin{}, fmt.Errorf("origin %q: %v", s, err)
 	}
@@ -446,15 +447,6 @@ func parseOrigin(s string) (origin, error) {
 		return origin{}, fmt.Errorf("origin %q has an empty port", s)
 	}
 	return makeOrigin(u.Scheme, host, port), nil
-}
-
-// isLoopbackHost reports whether host is localhost or a loopback literal.
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
 }
 
 // service is a compiled catalogue entry.
@@ -507,7 +499,7 @@ func compileService(name string, s *Service) (*service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service %q: %v", name, err)
 	}
-	if o.scheme != "https" && !isLoopbackHost(o.host) {
+	if o.scheme != "https" && !netguard.IsLoopbackHost(o.host) {
 		return nil, fmt.Errorf("service %q: origin %q must use https (plain http only for loopback addresses)", name, s.Origin)
 	}
 	cs := &service{Service: s, origin: o, cookies: map[string]bool{}, loginStatus: map[int]bool{},
@@ -597,6 +589,12 @@ func compileService(name string, s *Service) (*service, error) {
 				cs.entry = append(cs.entry, entryForm(d))
 			}
 		}
+	}
+	if _, err := netguard.ParseNetworks(s.Networks); err != nil {
+		return nil, fmt.Errorf("service %q: %v", name, err)
+	}
+	if len(s.Networks) > 64 {
+		return nil, fmt.Errorf("service %q: more than 64 networks", name)
 	}
 	if len(cs.entry) > 256 {
 		return nil, fmt.Errorf("service %q: more than 256 entry points", name)

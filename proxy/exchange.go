@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pkuinfo/harness/internal/netguard"
 	"html"
 	"io"
 	"net/http"
@@ -133,7 +134,7 @@ func (c *Call) follow(t *target, cur, next *url.URL) *url.URL {
 	if next.Scheme != t.svc.origin.scheme || next.Opaque != "" {
 		return nil
 	}
-	host, err := canonicalHost(next.Hostname())
+	host, err := netguard.CanonicalHost(next.Hostname())
 	if err != nil || host != t.svc.origin.host {
 		return nil
 	}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/pkuinfo/harness/internal/netguard"
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -40,6 +39,9 @@ type Proxy struct {
 	red         *redactor
 	campusHosts map[string]bool // host names, and host:port of loopback entries
 	authHeaders map[string]bool // every catalogue auth and CSRF header (canonical)
+
+	guard         *netguard.Guard // the address rule of web requests
+	guardedDialer *net.Dialer     // checks every address it connects to
 
 	campusRT http.RoundTripper // credentialed requests
 	webRT    http.RoundTripper // public requests, behind the guard
@@ -97,7 +99,7 @@ func New(cfg Config) *Proxy {
 		}
 	}
 	for k, v := range cfg.Resolve {
-		hp, addr, err := parseResolve(k, v)
+		hp, addr, err := netguard.ParseResolve(k, v)
 		if err == nil {
 			p.resolve[hp] = addr
 		}
@@ -111,13 +113,23 @@ func New(cfg Config) *Proxy {
 			}
 		}
 	}
+	var nets []netip.Prefix
+	for _, s := range cat {
+		if s != nil {
+			if ns, err := netguard.ParseNetworks(s.Networks); err == nil {
+				nets = append(nets, ns...)
+			}
+		}
+	}
+	p.guard = netguard.New(nets...)
+	p.guardedDialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.guardControl}
 	p.campusRT = p.newTransport(p.dialCampus)
 	p.webRT = p.newTransport(p.dialWeb)
 	return p
 }
 
 func (p *Proxy) addCampusHost(o origin) {
-	if isLoopbackHost(o.host) {
+	if netguard.IsLoopbackHost(o.host) {
 		p.campusHosts[o.hostport()] = true
 		return
 	}
@@ -128,7 +140,7 @@ func (p *Proxy) addCampusHost(o origin) {
 // campus service: a catalogue host (host:port for loopback entries), or
 // pku.edu.cn and every name under it.
 func (p *Proxy) isCampusHost(host string, port int) bool {
-	return isCampusDomain(host) || p.campusHosts[host] || p.campusHosts[joinHostPort(host, port)]
+	return netguard.IsCampusDomain(host) || p.campusHosts[host] || p.campusHosts[netguard.JoinHostPort(host, port)]
 }
 
 func (p *Proxy) addSecrets(ss *ServiceSecrets) {
@@ -145,69 +157,6 @@ func (p *Proxy) addSecrets(ss *ServiceSecrets) {
 		vs = append(vs, v)
 	}
 	p.red.addAll(vs, more)
-}
-
-// ParseResolveFlag reads a --resolve value, HOST:PORT:ADDR as curl writes
-// it (ADDR an IP address, bracketed or not for IPv6, or IP:PORT to connect
-// to another port), and returns the Config.Resolve key and value.
-func ParseResolveFlag(s string) (string, string, error) {
-	var host, rest string
-	if strings.HasPrefix(s, "[") {
-		i := strings.Index(s, "]:")
-		if i < 0 {
-			return "", "", fmt.Errorf("resolve %q: want HOST:PORT:ADDR", s)
-		}
-		host, rest = s[1:i], s[i+2:]
-	} else {
-		var ok bool
-		host, rest, ok = strings.Cut(s, ":")
-		if !ok {
-			return "", "", fmt.Errorf("resolve %q: want HOST:PORT:ADDR", s)
-		}
-	}
-	port, addr, ok := strings.Cut(rest, ":")
-	if !ok || addr == "" {
-		return "", "", fmt.Errorf("resolve %q: want HOST:PORT:ADDR", s)
-	}
-	return parseResolve(joinHostPort(host, atoiOr(port, -1)), addr)
-}
-
-func atoiOr(s string, def int) int {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return def
-	}
-	return n
-}
-
-// ParseResolve checks one --resolve mapping: HOST:PORT to ADDR (an IP
-// address, or IP:PORT). It returns the canonical key and address.
-func ParseResolve(hostport, addr string) (string, string, error) {
-	return parseResolve(hostport, addr)
-}
-
-func parseResolve(hostport, addr string) (string, string, error) {
-	h, ps, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return "", "", fmt.Errorf("resolve %q: want HOST:PORT", hostport)
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil || port < 1 || port > 65535 {
-		return "", "", fmt.Errorf("resolve %q: bad port", hostport)
-	}
-	host, err := canonicalHost(h)
-	if err != nil {
-		return "", "", fmt.Errorf("resolve %q: %v", hostport, err)
-	}
-	a := strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
-	if ip, err := netip.ParseAddr(a); err == nil {
-		return joinHostPort(host, port), netip.AddrPortFrom(ip, uint16(port)).String(), nil
-	}
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return "", "", fmt.Errorf("resolve %q: address %q is not an IP address or IP:PORT", hostport, addr)
-	}
-	return joinHostPort(host, port), ap.String(), nil
 }
 
 func (p *Proxy) newTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
@@ -237,14 +186,9 @@ func (p *Proxy) dialCampus(ctx context.Context, network, addr string) (net.Conn,
 	return dialer.DialContext(ctx, network, addr)
 }
 
-// guardedDialer checks every address it connects to, after resolution.
-var guardedDialer = &net.Dialer{
-	Timeout:   10 * time.Second,
-	KeepAlive: 30 * time.Second,
-	Control:   guardControl,
-}
-
-func guardControl(network, address string, _ syscall.RawConn) error {
+// guardControl is the guarded dialer's check of every address it
+// connects to, after resolution.
+func (p *Proxy) guardControl(network, address string, _ syscall.RawConn) error {
 	if network != "tcp4" && network != "tcp6" {
 		return fmt.Errorf("%w: network %s", ErrRefused, network)
 	}
@@ -252,7 +196,7 @@ func guardControl(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: cannot parse %s", ErrRefused, address)
 	}
-	return checkAddr(ap.Addr())
+	return p.checkAddr(ap.Addr())
 }
 
 // dialWeb connects a web request: a --resolve mapping for exactly this
@@ -280,13 +224,13 @@ func (p *Proxy) dialWeb(ctx context.Context, network, addr string) (net.Conn, er
 		return nil, fmt.Errorf("cannot resolve %s: no address", host)
 	}
 	for _, ip := range ips {
-		if err := checkAddr(ip); err != nil {
+		if err := p.checkAddr(ip); err != nil {
 			return nil, err
 		}
 	}
 	var last error
 	for _, ip := range ips {
-		c, err := guardedDialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		c, err := p.guardedDialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
 		if err == nil {
 			return c, nil
 		}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/pkuinfo/harness/internal/netguard"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -83,27 +84,36 @@ func (c *Call) target(r *Request) (*target, error) {
 	case r.Service != "" && r.URL != "":
 		return nil, fmt.Errorf("%w: a request has either a service and path or a URL, not both", ErrRefused)
 	case r.Service != "":
-		return t, c.campusTarget(t, r)
+		if err := c.campusTarget(t, r); err != nil {
+			return t, err
+		}
+		return t, c.checkReferer(t)
 	case r.URL != "":
-		return t, c.webTarget(t, r)
+		if err := c.webTarget(t, r); err != nil {
+			return t, err
+		}
+		return t, c.checkReferer(t)
 	}
 	return nil, fmt.Errorf("%w: a request needs a service and path, or a URL", ErrRefused)
 }
 
 // checkHeader refuses what a step may not set and returns the header with
-// canonical names (h itself when its names are canonical already).
+// folded canonical names (h itself when its names are canonical already).
+// Request headers go by allow-list (internal/netguard.CheckStepHeader):
+// names are compared after folding "_" to "-" and case, so X_Forwarded_For
+// is X-Forwarded-For, and refused like every name not on the list.
 func (c *Call) checkHeader(h http.Header) (http.Header, error) {
 	canonical := true
 	for k, vs := range h {
-		ck := canonicalKey(k)
-		if ck != k {
-			canonical = false
-		}
 		if !validToken(k) {
 			return nil, fmt.Errorf("%w: %q is not a valid header name", ErrRefused, k)
 		}
-		if reservedHeader(ck) {
-			return nil, fmt.Errorf("%w: a step may not set the %s header (the proxy sets it)", ErrRefused, ck)
+		ck, err := netguard.CheckStepHeader(k)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+		}
+		if ck != k {
+			canonical = false
 		}
 		if c.p.authHeaders[ck] {
 			return nil, fmt.Errorf("%w: %s is a campus credential header; the proxy attaches it", ErrRefused, ck)
@@ -119,10 +129,46 @@ func (c *Call) checkHeader(h http.Header) (http.Header, error) {
 	}
 	out := make(http.Header, len(h))
 	for k, vs := range h {
-		ck := canonicalKey(k)
+		ck := netguard.FoldHeaderName(k)
 		out[ck] = append(out[ck], vs...)
 	}
 	return out, nil
+}
+
+// checkReferer allows a step's Referer and Origin only for the request's
+// own origin: for a campus request, the service's origin or a campus host
+// (a page of the service under its public name); for a web request,
+// exactly the URL's origin.
+func (c *Call) checkReferer(t *target) error {
+	for _, k := range []string{"Referer", "Origin"} {
+		for _, v := range t.header[k] {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.Host == "" {
+				return fmt.Errorf("%w: the %s header must be an http(s) URL of the request's own origin", ErrRefused, k)
+			}
+			host, err := netguard.CanonicalHost(u.Hostname())
+			if err != nil {
+				return fmt.Errorf("%w: the %s header's host: %v", ErrRefused, k, err)
+			}
+			o := originOf(u)
+			if t.svc != nil {
+				port := 443
+				if u.Scheme == "http" {
+					port = 80
+				}
+				if ps := u.Port(); ps != "" {
+					port, _ = strconv.Atoi(ps)
+				}
+				if o == t.svc.origin.str || c.p.isCampusHost(host, port) {
+					continue
+				}
+			} else if o == originOf(&t.u) {
+				continue
+			}
+			return fmt.Errorf("%w: the %s header names another origin than the request's (%s)", ErrRefused, k, o)
+		}
+	}
+	return nil
 }
 
 func (c *Call) campusTarget(t *target, r *Request) error {
@@ -194,7 +240,7 @@ func (c *Call) checkWeb(u *url.URL) (*url.URL, origin, error) {
 	if u.User != nil {
 		return nil, origin{}, fmt.Errorf("%w: a web URL may not hold a user name or password", ErrRefused)
 	}
-	host, err := canonicalHost(u.Hostname())
+	host, err := netguard.CanonicalHost(u.Hostname())
 	if err != nil {
 		return nil, origin{}, fmt.Errorf("%w: %v", ErrRefused, err)
 	}

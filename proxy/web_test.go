@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -152,53 +154,45 @@ func TestGuardDecision(t *testing.T) {
 		// The campus network: services there trust the device's address.
 		"162.105.129.1", "162.105.0.1", "::ffff:162.105.3.4",
 	}
+	p := New(Config{})
 	for _, s := range refused {
-		err := checkAddr(netip.MustParseAddr(s))
+		err := p.checkAddr(netip.MustParseAddr(s))
 		require.ErrorIs(t, err, ErrRefused, s)
 	}
 	for _, s := range []string{"1.1.1.1", "8.8.8.8", "162.104.255.255", "162.106.0.1", "2001:4860:4860::8888", "2400:3200::1"} {
-		require.NoError(t, checkAddr(netip.MustParseAddr(s)), s)
+		require.NoError(t, p.checkAddr(netip.MustParseAddr(s)), s)
 	}
 	// The Control hook applies the same decision to every connection.
-	require.ErrorIs(t, guardControl("tcp4", "10.0.0.1:443", nil), ErrRefused)
-	require.ErrorIs(t, guardControl("tcp6", "[fe80::1]:80", nil), ErrRefused)
-	require.ErrorIs(t, guardControl("udp4", "1.1.1.1:53", nil), ErrRefused)
-	require.NoError(t, guardControl("tcp4", "1.1.1.1:443", nil))
+	require.ErrorIs(t, p.guardControl("tcp4", "10.0.0.1:443", nil), ErrRefused)
+	require.ErrorIs(t, p.guardControl("tcp6", "[fe80::1]:80", nil), ErrRefused)
+	require.ErrorIs(t, p.guardControl("udp4", "1.1.1.1:53", nil), ErrRefused)
+	require.NoError(t, p.guardControl("tcp4", "1.1.1.1:443", nil))
 }
 
-func TestCanonicalHost(t *testing.T) {
-	good := map[string]string{
-		"Example.COM": "example.com", "1.2.3.4": "1.2.3.4", "::1": "::1", "0:0::1": "::1",
-		"北大.cn": "xn--djry4l.cn", "a-b_c.d": "a-b_c.d", "v1.example.com": "v1.example.com",
-		"1e100.net": "1e100.net",
+// The campus address blocks are catalogue data: an entry's networks
+// extend the built-in block for web requests (the decision alone; nothing
+// is dialled), and a services file names them.
+func TestCampusNetworksFromCatalogue(t *testing.T) {
+	cat := Catalogue{"medical": &Service{Name: "medical", Origin: "https://bjmu.example.cn", Networks: []string{"115.27.0.0/16", "2001:da8:201::/48"}}}
+	require.NoError(t, cat.Validate())
+	p := New(Config{Catalogue: cat})
+	for _, s := range []string{"115.27.4.5", "2001:da8:201::1", "162.105.1.1", "::ffff:115.27.0.1"} {
+		err := p.checkAddr(netip.MustParseAddr(s))
+		require.ErrorIs(t, err, ErrRefused, s)
+		assert.Contains(t, err.Error(), "campus network", s)
+		require.ErrorIs(t, p.guardControl("tcp4", netip.AddrPortFrom(netip.MustParseAddr(s), 443).String(), nil), ErrRefused, s)
 	}
-	for in, want := range good {
-		got, err := canonicalHost(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
-	}
-	for _, in := range []string{"", "2130706433", "0x7f.1", "127.1", "017.0.0.1", "127.0.0.01", "0x7f000001",
-		"1.2.3", "example.com.", "a..b", "fe80::1%eth0", "exa mple.com", "a/b", "1.2.3.4.5", "foo.0x10", "foo.123"} {
-		_, err := canonicalHost(in)
-		require.Error(t, err, in)
-	}
-}
+	require.NoError(t, p.checkAddr(netip.MustParseAddr("115.28.0.1")))
+	require.NoError(t, New(Config{}).checkAddr(netip.MustParseAddr("115.27.4.5")), "the built-in catalogue knows only its block")
 
-func TestParseResolveFlag(t *testing.T) {
-	for in, want := range map[string][2]string{
-		"news.example.edu.cn:80:127.0.0.1":       {"news.example.edu.cn:80", "127.0.0.1:80"},
-		"News.Example.edu.cn:443:127.0.0.1:8443": {"news.example.edu.cn:443", "127.0.0.1:8443"},
-		"a.example:80:[::1]":                     {"a.example:80", "[::1]:80"},
-		"a.example:80:::1":                       {"a.example:80", "[::1]:80"},
-		"a.example:80:[::1]:9000":                {"a.example:80", "[::1]:9000"},
-		"[::1]:8080:127.0.0.1":                   {"[::1]:8080", "127.0.0.1:8080"},
-	} {
-		k, v, err := ParseResolveFlag(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, [2]string{k, v}, in)
-	}
-	for _, in := range []string{"", "a.example", "a.example:80", "a.example:x:127.0.0.1", "a.example:80:localhost", "2130706433:80:127.0.0.1", "a.example:0:127.0.0.1"} {
-		_, _, err := ParseResolveFlag(in)
-		require.Error(t, err, in)
-	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "services.yaml")
+	require.NoError(t, os.WriteFile(f, []byte("medical:\n  origin: https://bjmu.example.cn\n  networks: [115.27.0.0/16]\n"), 0o600))
+	c2, err := LoadServices(f)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"115.27.0.0/16"}, c2["medical"].Networks)
+	require.ErrorIs(t, New(Config{Catalogue: Builtin().Merge(c2)}).checkAddr(netip.MustParseAddr("115.27.9.9")), ErrRefused)
+	require.NoError(t, os.WriteFile(f, []byte("medical:\n  origin: https://bjmu.example.cn\n  networks: [115.27.0.0]\n"), 0o600))
+	_, err = LoadServices(f)
+	require.ErrorContains(t, err, "address block")
 }

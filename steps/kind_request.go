@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pkuinfo/harness/internal/netguard"
 	"mime"
 	"net/http"
 	"net/url"
@@ -24,7 +25,7 @@ var requestSpec = Spec{
 		{Name: "url", Type: "template (path)", Doc: "absolute URL under an origin from access.web; the origin must be literal"},
 		{Name: "method", Type: "GET|HEAD|POST|PUT|PATCH|DELETE", Default: "GET", Doc: "HTTP method"},
 		{Name: "query", Type: "map of templates", Doc: "query parameters"},
-		{Name: "headers", Type: "map of templates", Doc: "request headers; not Cookie, Authorization, Host, Accept-Encoding, hop-by-hop, forwarding or client-address headers, or the service's session headers"},
+		{Name: "headers", Type: "map of templates", Doc: "request headers, from a short allow-list (names compared after folding _ to - and case): Accept, Accept-Language, Cache-Control, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Range, If-Unmodified-Since, Origin and Referer (the request's own origin), Pragma, Range, User-Agent, X-Requested-With"},
 		{Name: "form", Type: "map of templates", Doc: "body sent as application/x-www-form-urlencoded"},
 		{Name: "json", Type: "value", Doc: "body sent as JSON; strings are templates, and a string that is one ${ } keeps its value's type"},
 		{Name: "body", Type: "template", Doc: "raw text body (with contentType)"},
@@ -61,19 +62,6 @@ type requestStep struct {
 type kvTemplate struct {
 	key string
 	t   *Template
-}
-
-// forbiddenHeaders are headers only the proxy and the HTTP stack set.
-var forbiddenHeaders = map[string]bool{
-	"cookie": true, "authorization": true, "host": true, "accept-encoding": true, "connection": true,
-	"keep-alive": true, "proxy-authorization": true, "proxy-authenticate": true, "proxy-connection": true,
-	"te": true, "trailer": true, "transfer-encoding": true, "upgrade": true, "content-length": true,
-	"set-cookie": true, "x-forwarded-for": true, "x-real-ip": true, "forwarded": true,
-	"cookie2": true, "set-cookie2": true, "expect": true, "via": true, "http2-settings": true,
-	// Read by servers as another path or another client address.
-	"x-original-url": true, "x-rewrite-url": true, "x-host": true, "x-client-ip": true, "client-ip": true,
-	"true-client-ip": true, "x-originating-ip": true, "x-remote-ip": true, "x-remote-addr": true,
-	"x-cluster-client-ip": true, "cf-connecting-ip": true, "fastly-client-ip": true,
 }
 
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
@@ -179,8 +167,10 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 			}
 			out = append(out, kvTemplate{key: kv.Key, t: t})
 			if key == "headers" {
-				if lk := strings.ToLower(kv.Key); forbiddenHeaders[lk] || strings.HasPrefix(lk, "proxy-") || strings.HasPrefix(lk, "x-forwarded-") {
-					c.Errorf(kv.KeyN, "header %s is set by the proxy or the HTTP stack, not by a step", kv.Key)
+				// Request headers by allow-list (the proxy checks the
+				// same list again at run time).
+				if _, err := netguard.CheckStepHeader(kv.Key); err != nil {
+					c.Errorf(kv.KeyN, "%v", err)
 					good = false
 				}
 				use.Headers = append(use.Headers, HeaderUse{Name: kv.Key, Pos: c.Pos(kv.KeyN)})

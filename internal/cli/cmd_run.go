@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 
@@ -243,42 +242,6 @@ func parseInput(s string) (any, error) {
 		return nil, fmt.Errorf("--input must be a JSON object")
 	}
 	return v, nil
-}
-
-// parseResolve reads HOST:PORT:ADDR entries (HOST and ADDR may be [IPv6];
-// ADDR an IP or IP:PORT), checked as the proxy checks them.
-func parseResolve(list []string) (map[string]string, error) {
-	if len(list) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, e := range list {
-		host, rest, ok := cutHost(e)
-		if !ok {
-			return nil, fmt.Errorf("--resolve %q: want HOST:PORT:ADDR", e)
-		}
-		port, addr, ok := strings.Cut(rest, ":")
-		if !ok || port == "" || addr == "" {
-			return nil, fmt.Errorf("--resolve %q: want HOST:PORT:ADDR", e)
-		}
-		k, v, err := proxy.ParseResolve(net.JoinHostPort(strings.Trim(host, "[]"), port), addr)
-		if err != nil {
-			return nil, fmt.Errorf("--%v", err)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-func cutHost(s string) (string, string, bool) {
-	if strings.HasPrefix(s, "[") {
-		i := strings.Index(s, "]:")
-		if i < 0 {
-			return "", "", false
-		}
-		return s[:i+1], s[i+2:], true
-	}
-	return strings.Cut(s, ":")
 }
 
 func prefsNeeded(p *manifest.Plugin) bool { return len(p.Preferences) > 0 }

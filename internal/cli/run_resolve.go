@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/pkuinfo/harness/internal/netguard"
 
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
@@ -38,4 +41,14 @@ func resolveID(ctx context.Context, app *App, id string) (*manifest.Plugin, stri
 		return nil, "", nil, Exitf(ExitUsage, "no document at %q and no installed or bundled plugin with id %q (harness list shows the installed ones)", id, id)
 	}
 	return d.Plugin, string(d.Trust), registry.NewStateStore(store), nil
+}
+
+// parseResolve reads the --resolve values, HOST:PORT:ADDR (HOST and ADDR
+// may be [IPv6]; ADDR an IP or IP:PORT), as the proxy reads them.
+func parseResolve(list []string) (map[string]string, error) {
+	m, err := netguard.ParseResolveFlags(list)
+	if err != nil {
+		return nil, fmt.Errorf("--%v", err)
+	}
+	return m, nil
 }
