@@ -224,7 +224,7 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 		}
 	}
 	r.Reload() // a long-lived server sees the user's latest modes
-	turn := st.turn(req.Session)
+	turn, sess := st.turn(req.Session)
 	call := Call{Tool: name, Actor: Agent, Tainted: turn.Tainted(), Input: input}
 	ap := o.Approver
 	if ap == nil && !o.NoElicit {
@@ -234,7 +234,7 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 			// signed state that binds it to this very call, once.
 			if resp, ok := req.Params.InputResponses["approve"]; ok {
 				er, isElicit := resp.(*mcp.ElicitResult)
-				yes := isElicit && er.Action == "accept" && st.redeem(req.Params.RequestState, sessionKey(req.Session), name, d.Input)
+				yes := isElicit && er.Action == "accept" && st.redeem(req.Params.RequestState, sess, name, d.Input)
 				ap = ApproverFunc(func(context.Context, ApprovalRequest) (bool, error) { return yes, nil })
 			} else if canElicit(req.Session) {
 				in, _ := json.Marshal(d.Input)
@@ -243,7 +243,7 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 				return &mcp.CallToolResult{
 					InputRequests: mcp.InputRequestMap{"approve": &mcp.ElicitParams{Message: msg,
 						RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}},
-					RequestState: st.issue(sessionKey(req.Session), name, d.Input),
+					RequestState: st.issue(sess, name, d.Input),
 				}
 			}
 		}
@@ -338,7 +338,7 @@ func canElicit(ss *mcp.ServerSession) bool {
 // request states of pending approvals.
 type mcpState struct {
 	mu    sync.Mutex
-	turns map[*mcp.ServerSession]*Turn
+	turns map[*mcp.ServerSession]*session
 	key   [32]byte
 	seq   uint64
 	open  map[uint64]bool // issued, not yet redeemed
@@ -347,26 +347,38 @@ type mcpState struct {
 }
 
 func newMCPState() *mcpState {
-	s := &mcpState{turns: map[*mcp.ServerSession]*Turn{}, open: map[uint64]bool{}}
+	s := &mcpState{turns: map[*mcp.ServerSession]*session{}, open: map[uint64]bool{}}
 	if _, err := rand.Read(s.key[:]); err != nil {
 		panic("registry: no randomness: " + err.Error())
 	}
 	return s
 }
 
-func (s *mcpState) turn(ss *mcp.ServerSession) *Turn {
+// session is what the server keeps per session: its taint, and a random
+// name that binds the approvals it was issued to it.
+type session struct {
+	turn *Turn
+	name string
+}
+
+// turn is a session's turn and name, made on first use; both are dropped
+// when the session ends.
+func (s *mcpState) turn(ss *mcp.ServerSession) (*Turn, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.turns[ss]
+	se, ok := s.turns[ss]
 	if !ok {
-		t = &Turn{}
-		s.turns[ss] = t
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			panic("registry: no randomness: " + err.Error())
+		}
+		se = &session{turn: &Turn{}, name: base64.RawURLEncoding.EncodeToString(b[:])}
+		s.turns[ss] = se
 		if ss != nil {
-			// A session's taint ends with it.
 			go func() { _ = ss.Wait(); s.forget(ss) }()
 		}
 	}
-	return t
+	return se.turn, se.name
 }
 
 // forget drops a session that ended.
@@ -374,15 +386,6 @@ func (s *mcpState) forget(ss *mcp.ServerSession) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.turns, ss)
-}
-
-// sessionKey names a session for the approvals' signature: its id over
-// HTTP; on stdio there is one session and the id is empty.
-func sessionKey(ss *mcp.ServerSession) string {
-	if ss == nil {
-		return ""
-	}
-	return ss.ID()
 }
 
 // maxOpenApprovals bounds the approvals waiting for an answer.

@@ -299,3 +299,38 @@ func TestDestructiveReadIsRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a read tool cannot be destructive")
 }
+
+// TestMCPApprovalIsBoundToItsSession: a state issued to one session is
+// declined in another session of the same server.
+func TestMCPApprovalIsBoundToItsSession(t *testing.T) {
+	svc, err := mcpRegistry(t).MCPService(registry.MCPOptions{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	open := func() *mcp.ClientSession {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := svc.Server().Connect(ctx, st, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+		}).Connect(ctx, ct, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	a, b := open(), open()
+	first, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "com__write", Arguments: map[string]any{"q": "z"}})
+	require.NoError(t, err)
+	require.NotEmpty(t, first.RequestState)
+	yes := mcp.InputResponseMap{"approve": &mcp.ElicitResult{Action: "accept"}}
+	res, err := b.CallTool(ctx, &mcp.CallToolParams{Name: "com__write", Arguments: map[string]any{"q": "z"}, InputResponses: yes, RequestState: first.RequestState})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(t, res), "declined")
+	res, err = a.CallTool(ctx, &mcp.CallToolParams{Name: "com__write", Arguments: map[string]any{"q": "z"}, InputResponses: yes, RequestState: first.RequestState})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, text(t, res))
+}

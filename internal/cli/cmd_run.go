@@ -124,7 +124,14 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		if d.ExitCode() == ExitUsage {
 			return Exit(ExitUsage, errors.New(d.Message))
 		}
-		return Exit(d.ExitCode(), errors.New("refused: "+d.Message))
+		msg := d.Message
+		if modes != nil {
+			// an installed or bundled document: its modes can be set
+			if h := registry.AllowHint(d, registry.RunAsker); h != "" {
+				msg = strings.TrimSuffix(msg, "; pass --approve") + "; " + h
+			}
+		}
+		return Exit(d.ExitCode(), errors.New("refused: "+msg))
 	}
 
 	needHome := p.HasAbility("kv") || prefsNeeded(p)
