@@ -139,3 +139,25 @@ func countPOST(mt *manifest.Tool) int {
 	walk(mt.Steps)
 	return n
 }
+
+// BenchmarkAddOfficialDocuments: adding the bundled documents, each
+// compiled once for its effective effects.
+func BenchmarkAddOfficialDocuments(b *testing.B) {
+	all, err := official.Files()
+	require.NoError(b, err)
+	var ps []*manifest.Plugin
+	for _, id := range official.Names {
+		p, l := manifest.Parse(all[id])
+		require.False(b, l.HasErrors())
+		ps = append(ps, p)
+	}
+	b.ResetTimer()
+	for range b.N {
+		r := registry.New()
+		for _, p := range ps {
+			if _, err := r.AddDocument(p, registry.Official, registry.DocOptions{Origin: registry.Bundled}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
