@@ -242,6 +242,43 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 	case "/json":
 		h.Set("Content-Type", "application/json")
 		io.WriteString(rw, `{"user":"2100012345","session":"`+v+`","auth":"`+r.Header.Get("Authorization")+`"}`)
+	case "/b64utf16":
+		// Base64 of the session in UTF-16LE (as .NET's Convert.ToBase64String
+		// of Encoding.Unicode.GetBytes writes it).
+		u := make([]byte, 0, 2*len(v))
+		for _, c := range []byte(v) {
+			u = append(u, c, 0)
+		}
+		io.WriteString(rw, base64.StdEncoding.EncodeToString(u))
+	case "/qp":
+		// Quoted-printable with a soft line break every 8 characters and
+		// "=" escapes, as a mail-like page writes it.
+		h.Set("Content-Type", "text/plain; charset=us-ascii")
+		var b strings.Builder
+		for i := 0; i < len(v); i++ {
+			if i > 0 && i%8 == 0 {
+				b.WriteString("=\r\n")
+			}
+			if i%3 == 0 {
+				b.WriteString("=" + strings.ToUpper(hex.EncodeToString([]byte{v[i]})))
+			} else {
+				b.WriteByte(v[i])
+			}
+		}
+		io.WriteString(rw, "session="+b.String())
+	case "/utf7":
+		// The session under charset=utf-7, every letter written as a
+		// modified base64 run (+AEE- is "A").
+		h.Set("Content-Type", "text/plain; charset=utf-7")
+		var b strings.Builder
+		for _, c := range []byte(v) {
+			if c >= 'A' && c <= 'F' {
+				b.WriteString("+" + strings.TrimRight(base64.StdEncoding.EncodeToString([]byte{0, c}), "=") + "-")
+			} else {
+				b.WriteByte(c)
+			}
+		}
+		io.WriteString(rw, b.String())
 	case "/auth":
 		io.WriteString(rw, r.Header.Get("Authorization"))
 	case "/utf16":
