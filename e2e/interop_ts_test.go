@@ -42,7 +42,7 @@ func tsSDK(t *testing.T) string {
 
 // nodeScript copies testdata/interop/NAME into a folder beside the SDK's
 // node_modules and starts it with node; the process is killed at cleanup.
-func nodeScript(t *testing.T, name string, env ...string) (*exec.Cmd, *bufio.Reader) {
+func nodeScript(t *testing.T, name string, env ...string) (io.WriteCloser, *bufio.Reader) {
 	t.Helper()
 	sdk := tsSDK(t)
 	dir := t.TempDir()
@@ -56,9 +56,11 @@ func nodeScript(t *testing.T, name string, env ...string) (*exec.Cmd, *bufio.Rea
 	cmd.Stderr = &testLog{t: t, prefix: name + ": "}
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, bufio.NewReader(out)
+	return in, bufio.NewReader(out)
 }
 
 // testLog passes a child's stderr to the test log.
@@ -135,4 +137,84 @@ func requireNoToken(t *testing.T, token string, r result) {
 	t.Helper()
 	require.NotContains(t, r.stdout, token)
 	require.NotContains(t, r.stderr, token)
+}
+
+// tsCheck is one line the TypeScript client prints.
+type tsCheck map[string]any
+
+// runTSClient runs mcp-client.mjs with env; at its "ready" line it calls
+// between() and then lets it go on; it returns the checks by name.
+func runTSClient(t *testing.T, between func(), env ...string) map[string]tsCheck {
+	t.Helper()
+	in, out := nodeScript(t, "mcp-client.mjs", env...)
+	defer in.Close()
+	checks := map[string]tsCheck{}
+	for {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			break
+		}
+		var c tsCheck
+		require.NoError(t, json.Unmarshal([]byte(line), &c), line)
+		name, _ := c["check"].(string)
+		require.NotEqual(t, "failed", name, line)
+		checks[name] = c
+		if name == "ready" {
+			between()
+			_, err := in.Write([]byte("go\n"))
+			require.NoError(t, err)
+		}
+	}
+	return checks
+}
+
+// helloDoc is a one-tool community document to install while a client is
+// connected.
+func helloDoc(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "tools"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "PLUGIN.md"), []byte("---\nid: hello-interop\nname: Hello\ndescription: Says hello.\nversion: 1.0.0\n---\nUse hello-interop__hi to greet.\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tools", "hi.yaml"), []byte("title: Hi\ndescription: Greets.\neffect: read\ninput: {type: object}\nsteps:\n  - return: '\"hi\"'\n"), 0o644))
+	return dir
+}
+
+// TestInteropTypeScriptClientOverStdio drives harness mcp --campus with a
+// client written with the official TypeScript SDK: list, a read tool with
+// the simulated campus's data, a write declined and then accepted through
+// elicitation, tools/list_changed after an install by another process, and
+// a malformed line answered with a JSON-RPC error while the session goes on.
+func TestInteropTypeScriptClientOverStdio(t *testing.T) {
+	home := t.TempDir()
+	doc := helloDoc(t)
+	checks := runTSClient(t, func() {
+		r := invocation{home: home, limit: time.Minute, args: []string{"install", doc, "--yes"}}.run(t)
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	}, "MODE=stdio", "HARNESS_BIN="+bin, "HARNESS_HOME="+home)
+	interopAssertions(t, checks)
+	mal := checks["malformed"]
+	require.NotNil(t, mal, "the malformed-line check ran")
+	answers := mal["answers"].([]any)
+	require.Len(t, answers, 2, "both lines answered before exit")
+	assert.Equal(t, map[string]any{"id": nil, "code": -32700.0, "ok": false}, answers[0])
+	assert.Equal(t, map[string]any{"id": 7.0, "code": nil, "ok": true}, answers[1])
+}
+
+func interopAssertions(t *testing.T, checks map[string]tsCheck) {
+	t.Helper()
+	assert.Equal(t, true, checks["initialize"]["listChanged"])
+	require.NotNil(t, checks["read"])
+	read := checks["read"]
+	assert.Equal(t, map[string]any{"plugin": "wallet", "tool": "cardBalance", "trust": "official"}, read["source"])
+	data, _ := read["data"].(map[string]any)
+	require.NotNil(t, data, "simulated-campus data")
+	assert.Contains(t, data, "balanceYuan")
+	dec, acc := checks["write-declined"], checks["write-accepted"]
+	assert.Equal(t, true, dec["isError"], dec["text"])
+	assert.Contains(t, dec["text"], "declined")
+	assert.Equal(t, false, acc["isError"], acc["text"])
+	assert.Equal(t, 2.0, acc["asked"], "the user was asked twice")
+	lc := checks["list-changed"]
+	assert.GreaterOrEqual(t, lc["notified"], 1.0)
+	assert.Equal(t, []any{"hello-interop__hi"}, lc["tools"])
 }
