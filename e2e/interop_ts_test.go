@@ -203,12 +203,23 @@ func TestInteropTypeScriptClientOverStdio(t *testing.T) {
 func interopAssertions(t *testing.T, checks map[string]tsCheck) {
 	t.Helper()
 	assert.Equal(t, true, checks["initialize"]["listChanged"])
+	list := checks["list"]
+	require.NotNil(t, list)
+	book, _ := list["book"].(map[string]any)
+	cancel, _ := list["cancel"].(map[string]any)
+	balance, _ := list["balance"].(map[string]any)
+	assert.Equal(t, false, book["destructiveHint"], "a booking adds: not destructive")
+	assert.Equal(t, true, cancel["destructiveHint"], "a cancellation is")
+	assert.Equal(t, true, balance["readOnlyHint"])
+	assert.Equal(t, true, balance["openWorldHint"], "it reaches the campus")
 	require.NotNil(t, checks["read"])
 	read := checks["read"]
 	assert.Equal(t, map[string]any{"plugin": "wallet", "tool": "cardBalance", "trust": "official"}, read["source"])
 	data, _ := read["data"].(map[string]any)
 	require.NotNil(t, data, "simulated-campus data")
 	assert.Contains(t, data, "balanceYuan")
+	meta, _ := read["meta"].(map[string]any)
+	assert.Equal(t, false, meta["pku-harness/untrusted"], "an official read is not untrusted, in _meta too")
 	dec, acc := checks["write-declined"], checks["write-accepted"]
 	assert.Equal(t, true, dec["isError"], dec["text"])
 	assert.Contains(t, dec["text"], "declined")
@@ -217,4 +228,51 @@ func interopAssertions(t *testing.T, checks map[string]tsCheck) {
 	lc := checks["list-changed"]
 	assert.GreaterOrEqual(t, lc["notified"], 1.0)
 	assert.Equal(t, []any{"hello-interop__hi"}, lc["tools"])
+}
+
+// TestInteropTypeScriptClientOverHTTP drives harness mcp --http --campus,
+// behind a bearer token, with the same TypeScript client.
+func TestInteropTypeScriptClientOverHTTP(t *testing.T) {
+	tsSDK(t)
+	const token = "http-token-2b7d9f1e3a5c4e6b8d0f"
+	home := t.TempDir()
+	tok := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tok, []byte(token+"\n"), 0o600))
+	cmd := exec.Command(bin, "mcp", "--http", "127.0.0.1:0", "--campus", "--token-file", tok)
+	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
+	errPipe, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(errPipe)
+	url := ""
+	for url == "" && sc.Scan() {
+		if _, rest, ok := strings.Cut(sc.Text(), " at "); ok {
+			url, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), url)
+	var rest strings.Builder
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for sc.Scan() {
+			rest.WriteString(sc.Text() + "\n")
+		}
+	}()
+	doc := helloDoc(t)
+	checks := runTSClient(t, func() {
+		r := invocation{home: home, limit: time.Minute, args: []string{"install", doc, "--yes"}}.run(t)
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	}, "MODE=http", "URL="+url, "TOKEN="+token)
+	interopAssertions(t, checks)
+
+	// Without the token the server refuses the client.
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	cmd.Process.Kill()
+	<-drained
+	assert.NotContains(t, rest.String(), token)
 }

@@ -22,6 +22,8 @@ type Conn struct {
 	// (NewHTTPClient). A test or a host with its own guard passes its own.
 	HTTP   *http.Client
 	Limits Limits
+	// Resolve maps HOST:PORT to the address to dial instead (--resolve).
+	Resolve map[string]string
 }
 
 // Limits bound what one connection to a server may cost.
@@ -58,7 +60,7 @@ func (c Conn) session(ctx context.Context, fn func(context.Context, *mcp.ClientS
 	defer cancel()
 	base := c.HTTP
 	if base == nil {
-		base = NewHTTPClient(u)
+		base = NewHTTPClient(u, c.Resolve)
 	}
 	budget := &byteBudget{}
 	budget.left.Store(c.Limits.maxBytes())
@@ -137,6 +139,9 @@ func Discover(ctx context.Context, c Conn, now time.Time) (*Manifest, error) {
 		}
 		var err error
 		m, err = build(c.URL, cs.InitializeResult(), tools, now)
+		if m != nil {
+			m.Resolve = c.Resolve
+		}
 		return err
 	})
 	return m, err

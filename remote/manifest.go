@@ -33,6 +33,9 @@ type Manifest struct {
 	Tools         []Tool    `json:"tools"`
 	Skipped       []string  `json:"skipped,omitempty"` // tools left out, and why
 	Listed        time.Time `json:"listed"`
+	// Resolve is the user's --resolve mappings for this server, kept so
+	// every later connection dials the same addresses.
+	Resolve map[string]string `json:"resolve,omitempty"`
 }
 
 // Tool is one of a remote plugin's tools.

@@ -374,3 +374,26 @@ func TestRefreshHoldsAWiderToolListAndAcceptApplies(t *testing.T) {
 	assert.NotEmpty(t, all[m.ID].Error)
 	assert.NotNil(t, all[m.ID].Manifest.Tool("wipe"))
 }
+
+func TestNewHTTPClientDialsOnlyWhatTheRulesAllow(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer ts.Close()
+	port := ts.URL[strings.LastIndex(ts.URL, ":")+1:]
+	pub, _ := CheckURL("https://mcp.example.com/mcp")
+	// A public URL's client refuses loopback at the dial decision: no
+	// packet is sent.
+	_, err := NewHTTPClient(pub, nil).Get(ts.URL)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "127.0.0.1")
+	// A mapping the user gave is dialled as given (here: loopback).
+	c := NewHTTPClient(pub, map[string]string{"mcp.example.com:" + port: "127.0.0.1:" + port})
+	resp, err := c.Get("http://mcp.example.com:" + port + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+	// A loopback URL's client reaches loopback.
+	loop, _ := CheckURL(ts.URL)
+	resp, err = NewHTTPClient(loop, nil).Get(ts.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
+}

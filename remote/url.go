@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,12 +11,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/internal/netguard"
 )
 
 // CheckURL holds a remote plugin's URL to the web rules: https, or http to a
-// loopback host; no user name; never a campus host. Names are checked again
-// when dialled (NewHTTPClient). It sends nothing.
+// loopback host; no user name; never a campus host or campus address, nor a
+// private address literal. Names are checked again when dialled
+// (NewHTTPClient). It sends nothing.
 func CheckURL(raw string) (*url.URL, error) {
 	if len(raw) > 2048 {
 		return nil, fmt.Errorf("the URL is longer than 2048 bytes")
@@ -34,25 +36,26 @@ func CheckURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%s holds a user name or password: put a token in a file and pass --token-file", u.Redacted())
 	case u.Fragment != "" || u.Opaque != "":
 		return nil, fmt.Errorf("%s: a remote plugin's URL may not have a fragment", cut(raw, 100))
-	case host == "pku.edu.cn" || strings.HasSuffix(host, ".pku.edu.cn"):
+	case netguard.IsCampusDomain(host):
 		return nil, fmt.Errorf("%s is a campus host: a remote plugin has no campus session and may not reach campus services", host)
 	}
-	loop := fetch.IsLoopbackHost(host)
+	loop := netguard.IsLoopbackHost(host)
 	if u.Scheme == "http" && !loop {
 		return nil, fmt.Errorf("%s: plain http is only for loopback addresses; use https", cut(raw, 100))
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && !loop {
-		if err := fetch.DeniedAddr(ip); err != nil {
-			return nil, fmt.Errorf("%s: %v", cut(raw, 100), err)
-		}
+	if err := netguard.Default.CheckHost(host, loop); err != nil {
+		return nil, fmt.Errorf("%s: %v", cut(raw, 100), err)
 	}
 	return u, nil
 }
 
 // NewHTTPClient is the client for a remote plugin at u: a loopback URL may
-// reach only loopback; any other connection must go to a public address.
-func NewHTTPClient(u *url.URL) *http.Client {
-	loop := fetch.IsLoopbackHost(u.Hostname())
+// reach only loopback; any other connection must go to a public address
+// outside the campus networks. resolve maps HOST:PORT to the ADDR to dial
+// instead (as curl's --resolve), the only way to reach another address: the
+// user named it.
+func NewHTTPClient(u *url.URL, resolve map[string]string) *http.Client {
+	loop := netguard.IsLoopbackHost(u.Hostname())
 	d := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
@@ -65,10 +68,17 @@ func NewHTTPClient(u *url.URL) *http.Client {
 			}
 			return nil
 		}
-		return fetch.DeniedAddr(ip)
+		return netguard.Default.CheckAddr(ip)
 	}}
+	mapped := &net.Dialer{Timeout: 10 * time.Second}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if to, ok := resolve[strings.ToLower(addr)]; ok {
+			return mapped.DialContext(ctx, network, to)
+		}
+		return d.DialContext(ctx, network, addr)
+	}
 	return &http.Client{Transport: &http.Transport{
-		Proxy: nil, DialContext: d.DialContext, ForceAttemptHTTP2: true,
+		Proxy: nil, DialContext: dial, ForceAttemptHTTP2: true,
 		TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 30 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second,
 	}}

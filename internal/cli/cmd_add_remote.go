@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pkuinfo/harness/internal/netguard"
 	"github.com/pkuinfo/harness/proxy"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/remote"
@@ -20,6 +21,7 @@ func init() { register(41, newAddRemoteCmd) }
 func newAddRemoteCmd(app *App) *cobra.Command {
 	var yes bool
 	var tokenFile string
+	var resolve []string
 	cmd := &cobra.Command{
 		Use:   "add-remote URL",
 		Short: "Add a remote plugin: an MCP server over Streamable HTTP",
@@ -32,7 +34,9 @@ The plugin id is mcp- and a slug of the server's name from its initialize
 answer; its tools are mcp-<server>.<tool>. A tool marked readOnlyHint: true is
 a read tool, every other tool a write tool; read tools run, every other tool
 asks first, and every result taints the turn. URL is https, or http to a
-loopback address, and never a campus host.
+loopback address, and never a campus host; --resolve HOST:PORT:ADDR dials ADDR
+for the server's HOST:PORT (the only way to reach a private address), and is
+kept for later calls.
 
 --token-file F reads a bearer token from F (its first line); the token is kept
 in the keystore, sent only to URL's origin, and never printed. Adding a server
@@ -40,11 +44,16 @@ that is already added reconnects and applies its new tool list (a new write
 tool waits: see harness update). Exit 0 added; 1 failed, nothing stored.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAddRemote(cmd.Context(), app, args[0], tokenFile, yes)
+			res, err := netguard.ParseResolveFlags(resolve)
+			if err != nil {
+				return Exit(ExitUsage, err)
+			}
+			return runAddRemote(cmd.Context(), app, args[0], tokenFile, res, yes)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "add without asking")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "a file whose first line is the server's bearer token")
+	cmd.Flags().StringArrayVar(&resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for the server's HOST:PORT, kept for later calls (repeatable)")
 	return cmd
 }
 
@@ -70,7 +79,7 @@ func readToken(path string) (string, error) {
 	return tok, nil
 }
 
-func runAddRemote(ctx context.Context, app *App, rawURL, tokenFile string, yes bool) error {
+func runAddRemote(ctx context.Context, app *App, rawURL, tokenFile string, resolve map[string]string, yes bool) error {
 	u, err := remote.CheckURL(rawURL)
 	if err != nil {
 		return Exit(ExitFailed, err)
@@ -89,7 +98,7 @@ func runAddRemote(ctx context.Context, app *App, rawURL, tokenFile string, yes b
 	if err != nil {
 		return err
 	}
-	m, err := remote.Discover(ctx, remote.Conn{URL: u.String(), Token: token}, now)
+	m, err := remote.Discover(ctx, remote.Conn{URL: u.String(), Token: token, Resolve: resolve}, now)
 	if err != nil {
 		return Exitf(ExitFailed, "%v; nothing stored", err)
 	}
@@ -187,7 +196,7 @@ func oneLine(s string, n int) string {
 // keystore, read at each call.
 func remoteConn(dir string) registry.RemoteConn {
 	return func(ctx context.Context, m *remote.Manifest) (remote.Conn, error) {
-		c := remote.Conn{URL: m.URL}
+		c := remote.Conn{URL: m.URL, Resolve: m.Resolve}
 		path := filepath.Join(dir, "keystore.json")
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			return c, nil

@@ -50,13 +50,13 @@ say({ check: 'initialize', server: client.getServerVersion()?.name, listChanged:
 const tools = (await client.listTools()).tools;
 const names = tools.map((t) => t.name);
 if (!names.includes('wallet__cardBalance')) fail(`tools/list lacks wallet__cardBalance: ${names}`);
-const book = tools.find((t) => t.name === 'shuttle__book');
-say({ check: 'list', count: names.length, bookAnnotations: book?.annotations || null });
+const ann = (n) => tools.find((t) => t.name === n)?.annotations || null;
+say({ check: 'list', count: names.length, book: ann('shuttle__book'), cancel: ann('shuttle__cancelBooking'), balance: ann('wallet__cardBalance') });
 
 let r = await client.callTool({ name: 'wallet__cardBalance', arguments: {} });
 if (r.isError) fail(`cardBalance: ${text(r)}`);
 const env = JSON.parse(text(r));
-say({ check: 'read', source: env.source, data: env.data });
+say({ check: 'read', source: env.source, data: env.data, meta: r._meta || null });
 
 // A write asks: declined first (refused), accepted the second time.
 const departures = JSON.parse(text(await client.callTool({ name: 'shuttle__departures', arguments: { routeId: 7 } })));
