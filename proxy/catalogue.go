@@ -644,6 +644,9 @@ func validHeaderValue(s string) bool {
 // before matching), without trailing dots and spaces (a Windows server
 // drops them), in lower case (some servers match without case).
 func entryForm(decoded string) string {
+	if plainEntryForm(decoded) {
+		return decoded
+	}
 	segs := strings.Split(decoded, "/")
 	for i, sg := range segs {
 		if j := strings.IndexByte(sg, ';'); j >= 0 {
@@ -654,6 +657,22 @@ func entryForm(decoded string) string {
 	return strings.Join(segs, "/")
 }
 
+// plainEntryForm reports whether p is its own entryForm (no ";", no upper
+// case, no segment ending in a dot or space): the common case, checked
+// without allocating.
+func plainEntryForm(p string) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == ';' || c >= 'A' && c <= 'Z' {
+			return false
+		}
+		if (c == '.' || c == ' ') && (i+1 == len(p) || p[i+1] == '/') {
+			return false
+		}
+	}
+	return true
+}
+
 // isEntry reports whether a decoded campus path is one of the service's
 // login or hand-off entry points, also once more decoded (a server that
 // decodes twice).
@@ -661,17 +680,20 @@ func (s *service) isEntry(decoded string) bool {
 	if len(s.entry) == 0 {
 		return false
 	}
-	forms := []string{entryForm(decoded)}
-	if strings.IndexByte(decoded, '%') >= 0 {
-		if d2, err := url.PathUnescape(decoded); err == nil {
-			forms = append(forms, entryForm(d2))
-		}
-	}
-	for _, f := range forms {
+	match := func(f string) bool {
 		for _, e := range s.entry {
 			if prefixMatch(f, e) {
 				return true
 			}
+		}
+		return false
+	}
+	if match(entryForm(decoded)) {
+		return true
+	}
+	if strings.IndexByte(decoded, '%') >= 0 {
+		if d2, err := url.PathUnescape(decoded); err == nil {
+			return match(entryForm(d2))
 		}
 	}
 	return false

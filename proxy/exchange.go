@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -432,7 +433,7 @@ type handoffs struct {
 	c     *Call
 	t     *target
 	fresh []string
-	seen  map[string]bool
+	seen  []string // values looked at (few per answer)
 }
 
 func (h *handoffs) add(v string, named bool) {
@@ -444,21 +445,18 @@ func (h *handoffs) add(v string, named bool) {
 	if named {
 		min = minNamedHandoffLen
 	}
-	if len(v) < min || checkSecretValue(v) != nil || h.seen[v] {
+	if len(v) < min || checkSecretValue(v) != nil || slices.Contains(h.seen, v) {
 		return
 	}
-	if h.seen == nil {
-		h.seen = map[string]bool{}
+	if len(h.seen) < 512 {
+		h.seen = append(h.seen, v)
 	}
 	if h.c.p.red.knows(v) || h.c.stepSent(h.t, v) {
-		h.seen[v] = true
 		return
 	}
 	// A copy: v may point into the answer's bytes, which are redacted in
 	// place next.
-	v = strings.Clone(v)
-	h.seen[v] = true
-	h.fresh = append(h.fresh, v)
+	h.fresh = append(h.fresh, strings.Clone(v))
 }
 
 // unescapeValue decodes a parameter value as a server would, once.
@@ -571,12 +569,25 @@ func isStrictHandoffName(k string) bool {
 	if len(k) < 2 || len(k) > 64 {
 		return false
 	}
-	w := strings.ToLower(strings.NewReplacer("-", "", "_", "", ".", "").Replace(k))
-	switch w {
+	var b [64]byte
+	n := 0
+	for i := 0; i < len(k); i++ {
+		ch := k[i]
+		if ch == '-' || ch == '_' || ch == '.' {
+			continue
+		}
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		b[n] = ch
+		n++
+	}
+	w := b[:n]
+	switch string(w) {
 	case "jwt", "ssoticketid", "synjonesauth", "authorization", "bearer":
 		return true
 	}
-	return strings.HasSuffix(w, "token") || strings.HasSuffix(w, "ticket") || strings.HasSuffix(w, "jwt")
+	return bytes.HasSuffix(w, []byte("token")) || bytes.HasSuffix(w, []byte("ticket")) || bytes.HasSuffix(w, []byte("jwt"))
 }
 
 // structuralHeader reports whether a (canonical) response header only
@@ -653,8 +664,76 @@ var (
 	valueAttrRE   = regexp.MustCompile(`(?is)\bvalue\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
 	hiddenRE      = regexp.MustCompile(`(?is)\btype\s*=\s*["']?hidden`)
 	autoSubmitRE  = regexp.MustCompile(`(?is)\.submit\s*\(|\bonload\s*=|requestSubmit\s*\(`)
-	jsonFieldRE   = regexp.MustCompile(`"([A-Za-z0-9_.\-]{1,64})"\s*:\s*"((?:[^"\\]|\\.)+)"`)
 )
+
+// jsonHandoffFields takes every JSON string field of body whose key holds
+// word and is a hand-off name ("token": "…", "access_token" : "…"),
+// without a regular expression over the whole body: only where the word
+// occurs is the key and its value read.
+func jsonHandoffFields(body []byte, word string, h *handoffs) {
+	for off := 0; off < len(body); {
+		i := bytes.Index(body[off:], []byte(word))
+		if i < 0 {
+			return
+		}
+		i += off
+		off = i + len(word)
+		lo := max(0, i-64)
+		ks := bytes.LastIndexByte(body[lo:i], '"')
+		if ks < 0 {
+			continue
+		}
+		ks += lo + 1
+		ke := bytes.IndexByte(body[i:], '"')
+		if ke < 0 {
+			return
+		}
+		ke += i
+		if !isStrictHandoffName(unsafe.String(unsafe.SliceData(body[ks:ke]), ke-ks)) {
+			continue
+		}
+		j := ke + 1
+		for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\r' || body[j] == '\n') {
+			j++
+		}
+		if j >= len(body) || body[j] != ':' {
+			continue
+		}
+		j++
+		for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\r' || body[j] == '\n') {
+			j++
+		}
+		if j >= len(body) || body[j] != '"' {
+			continue
+		}
+		vs := j + 1
+		esc := false
+		ve := -1
+		for k := vs; k < len(body) && k < vs+16<<10; k++ {
+			if body[k] == '\\' {
+				esc = true
+				k++
+				continue
+			}
+			if body[k] == '"' {
+				ve = k
+				break
+			}
+		}
+		if ve < 0 {
+			continue
+		}
+		v := string(body[vs:ve])
+		if esc {
+			var d string
+			if json.Unmarshal(body[vs-1:ve+1], &d) == nil {
+				v = d
+			}
+		}
+		h.add(v, true)
+		off = ve + 1
+	}
+}
 
 func attr(re *regexp.Regexp, tag string) string {
 	m := re.FindStringSubmatch(tag)
@@ -681,7 +760,7 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 			h.params(attr(contentAttrRE, m), 0, func(r rune) bool { return r == ';' || r == ' ' || r == '?' || r == '&' || r == '#' })
 		}
 	}
-	if containsAny(body, "ocation", "OCATION", "open") {
+	if containsAny(body, "ocation", "OCATION", "open(", "open (") {
 		for _, m := range scriptNavRE.FindAllStringSubmatch(s, 64) {
 			h.url(html.UnescapeString(unescapeJS(m[1])), 0)
 		}
@@ -700,17 +779,8 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 			}
 		}
 	}
-	if containsAny(body, "oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt") {
-		for _, m := range jsonFieldRE.FindAllStringSubmatch(s, 256) {
-			if isStrictHandoffName(m[1]) {
-				v := m[2]
-				var d string
-				if json.Unmarshal([]byte(`"`+v+`"`), &d) == nil {
-					v = d
-				}
-				h.add(v, true)
-			}
-		}
+	for _, w := range []string{"oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt"} {
+		jsonHandoffFields(body, w, h)
 	}
 	return c.registerHandoffs(h)
 }
