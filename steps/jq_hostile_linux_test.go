@@ -1,0 +1,133 @@
+//go:build linux
+
+package steps_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pkuinfo/harness/interpreter"
+	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/steps"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostileJQ are programs whose cost is out of proportion to their text,
+// with what their error must say: quadratic builtins on big inputs, values
+// that hold one part many times, indexes and pieces that would allocate far
+// past the heap limit in one call, and growth the heap watch must stop.
+var hostileJQ = []struct {
+	src, err string
+	heap     int64 // the heap limit, when not the default
+}{
+	{`[range(1e5)] - [range(1e5)]`, "over the jqWork limit", 0},
+	{`[range(1e5)] | contains([range(1e5)] | reverse)`, "over the jqWork limit", 0},
+	{`[range(1e5)] as $a | $a | inside($a | reverse)`, "over the jqWork limit", 0},
+	{`[range(1e5) | 0] | index([range(5e4) | 0] + [1])`, "over the jqWork limit", 0},
+	{`[range(1e5) | 0] | indices([range(5e4) | 0] + [1])`, "over the jqWork limit", 0},
+	{`[range(1e5) | 0] | rindex([1] + [range(5e4) | 0])`, "over the jqWork limit", 0},
+	{`"a" * 1000000 | indices("a" * 1000 + "b")`, "over the jqWork limit", 0},
+	{`reduce range(40) as $i ([]; [., .]) | . == .`, "over the jqWork limit", 0},
+	{`reduce range(40) as $i ({}; {a: ., b: .}) | . * .`, "over the jqWork limit", 0},
+	{`reduce range(40) as $i ({}; {a: ., b: .}) | contains(.)`, "a value's size for an encoder or comparison is over the string limit", 0},
+	{`reduce range(40) as $i ([]; [., .]) | format("json")`, "over the string limit", 0},
+	{`reduce range(40) as $i ([]; [., .]) | error(.)`, "jq: error (not a string): [[[[", 0},
+	{`reduce range(40) as $i ([]; [., .]) as $d | [1] | bsearch($d)`, "over the jqWork limit", 0},
+	{`null | .[536870000] = 1`, "the array index 536870000 is over the string limit", 0},
+	{`null | setpath([536870000]; 1)`, "the array index 536870000 is over the string limit", 0},
+	{`null | nth(536870000) = 1`, "the array index 536870000 is over the string limit", 0},
+	{`null | fromstream([[536870000], 1])`, "the array index 536870000 is over the string limit", 0},
+	{`null | pick(getpath(["a", 536870000]))`, "the array index 536870000 is over the string limit", 0},
+	{`("x" * 8000000) as $s | [range(1000) | $s] | add`, "a jq string made by add is over the string limit", 0},
+	{`("x" * 8000000) as $s | [range(1000) | $s] | join(",")`, "a jq string made by join is over the string limit", 0},
+	{`[range(2000)] as $a | [range(1000) | $a] | add | length`, "a jq array made by add is over the string limit", 0},
+	{`[range(2000) | []] + [[range(1000)]] | transpose`, "transpose of 2001 rows of up to 1000 values is over the string limit", 0},
+	{`"x" * 8000000 | split("")`, "a split into 8000002 pieces is over the string limit", 0},
+	{`"x" * 8000000 | explode`, "over the string limit", 0},
+	{`"a" * 1000 | gsub("a"; "b" * 8000000)`, "over the string limit", 0},
+	{`"x" * 1e9`, "a repeated jq string is over the string limit", 0},
+	{`[range(1e9)] | length`, "over the deadline limit", 0},
+	{`"x" * 8000000 | [range(300) as $i | . + "y"] | length`, "over the heapBytes limit", 128 << 20},
+}
+
+const hostileEnv = "HARNESS_TEST_HOSTILE_JQ"
+
+// hostileDeadline is the deadline of each hostile run.
+const hostileDeadline = 2 * time.Second
+
+// TestHostileJQChild runs the hostile program its environment names, when
+// started by TestHostileJQ, and prints its error.
+func TestHostileJQChild(t *testing.T) {
+	src, ok := os.LookupEnv(hostileEnv)
+	if !ok {
+		t.Skip("started by TestHostileJQ")
+	}
+	q, err := json.Marshal(src)
+	require.NoError(t, err)
+	p, l := manifest.Parse(manifest.Files{
+		"PLUGIN.md":       []byte("---\nid: hostile\nname: Hostile\ndescription: A test document.\nversion: 1.0.0\n---\nInstructions.\n"),
+		"tools/tool.yaml": []byte("description: T.\neffect: read\nsteps:\n  - jq: " + string(q) + "\n"),
+	})
+	require.False(t, l.HasErrors(), "%s", l.Error())
+	lim := steps.DefaultLimits()
+	lim.Deadline = hostileDeadline
+	if h := os.Getenv(hostileEnv + "_HEAP"); h != "" {
+		// The heap watch's case: a smaller heap limit, reached within
+		// a longer deadline on a slow machine.
+		lim.HeapBytes, err = strconv.ParseInt(h, 10, 64)
+		require.NoError(t, err)
+		lim.Deadline = 4 * hostileDeadline
+	}
+	prog, l := interpreter.Compile(p, interpreter.WithLimits(lim))
+	require.False(t, l.HasErrors(), "%s", l.Error())
+	_, err = prog.Run(context.Background(), "tool", map[string]any{})
+	fmt.Printf("\nRESULT: %v\n", err)
+}
+
+// TestHostileJQ runs each hostile program in a child process (this test
+// binary again) with the default heap limit and a 2 s deadline: each ends in
+// the error it must, within the deadline plus 1 s, and the child's peak
+// resident memory stays under the heap limit plus 256 MiB. (The heap
+// watch's own case runs with a 128 MiB heap limit and an 8 s deadline.) (Before the cost
+// checks, the first program ran 43 s past a 2 s deadline, and
+// `.[536870000] = 1` allocated 8 GiB in one step.)
+func TestHostileJQ(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	for _, h := range hostileJQ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHostileJQChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), hostileEnv+"="+h.src)
+		heap, deadline := steps.DefaultLimits().HeapBytes, hostileDeadline
+		if h.heap > 0 {
+			heap, deadline = h.heap, 4*hostileDeadline
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s_HEAP=%d", hostileEnv, h.heap))
+		}
+		limit := heap + 256<<20
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		err := cmd.Run()
+		took := time.Since(start)
+		require.NoError(t, err, "%s\n%s", h.src, out.String())
+		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+		msg := out.String()
+		i := strings.Index(msg, "RESULT: ")
+		require.GreaterOrEqual(t, i, 0, "%s\n%s", h.src, msg)
+		msg = strings.TrimSpace(strings.SplitN(msg[i+len("RESULT: "):], "\n", 2)[0])
+		t.Logf("%5.2fs %5d MiB  %s", took.Seconds(), rss>>20, h.src)
+		assert.Contains(t, msg, h.err, h.src)
+		assert.Less(t, took, deadline+time.Second, "%s: %s", h.src, msg)
+		assert.Less(t, rss, limit, "%s: peak resident memory", h.src)
+	}
+}
