@@ -74,3 +74,9 @@ func TestCompare(t *testing.T) {
 	require.Equal(t, "«piece»«piece»\ntrace: x: step 1 (jq) D out\ntrace: x: step 2 (kv_set) D «session»",
 		Normalize("AAAABBBB\ntrace: x: step 1 (jq) 1.5ms out\ntrace: x: step 2 (kv_set) 1m2.03s AAAA1111", a, []string{"AAAA", "BBBB"}))
 }
+
+// The PHP page writes "A" without a semicolon only where that still reads
+// as "A".
+func TestRefsWithoutSemicolon(t *testing.T) {
+	require.Equal(t, "&#65b A6 &#65;x &#65", refsWithoutSemicolon("Ab A6 A;x A"))
+}

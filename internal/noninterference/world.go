@@ -426,5 +426,21 @@ func (w *World) servePHP(rw http.ResponseWriter, r *http.Request, service, v str
 	}
 	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 	io.WriteString(rw, "<table><tr><td><span class=h>"+a+"</span><span>"+b+"</span></td>"+
-		"<td>"+a+"<!-- cut -->"+b+"</td><td>"+strings.ReplaceAll(d, "A", "&#65")+"</td></tr></table>")
+		"<td>"+a+"<!-- cut -->"+b+"</td><td>"+refsWithoutSemicolon(d)+"</td></tr></table>")
+}
+
+// refsWithoutSemicolon writes each "A" of d as "&#65", a numeric reference
+// without its semicolon, where the next character is no digit: before a
+// digit the reference reads as another character ("&#654" is U+028E), so
+// the page would show another value, not an encoding of the session.
+func refsWithoutSemicolon(d string) string {
+	var b strings.Builder
+	for i := 0; i < len(d); i++ {
+		if d[i] == 'A' && (i+1 == len(d) || d[i+1] < '0' || d[i+1] > '9') {
+			b.WriteString("&#65")
+			continue
+		}
+		b.WriteByte(d[i])
+	}
+	return b.String()
 }
