@@ -29,41 +29,48 @@ import (
 var hostileJQ = []struct {
 	src, err string
 	heap     int64 // the heap limit, when not the default
+	short    bool  // runs with shortDeadline: the deadline is what stops it
 }{
-	{`[range(1e5)] - [range(1e5)]`, "over the jqWork limit", 0},
-	{`[range(1e5)] | contains([range(1e5)] | reverse)`, "over the jqWork limit", 0},
-	{`[range(1e5)] as $a | $a | inside($a | reverse)`, "over the jqWork limit", 0},
-	{`[range(1e5) | 0] | index([range(5e4) | 0] + [1])`, "over the jqWork limit", 0},
-	{`[range(1e5) | 0] | indices([range(5e4) | 0] + [1])`, "over the jqWork limit", 0},
-	{`[range(1e5) | 0] | rindex([1] + [range(5e4) | 0])`, "over the jqWork limit", 0},
-	{`"a" * 1000000 | indices("a" * 1000 + "b")`, "over the jqWork limit", 0},
-	{`reduce range(40) as $i ([]; [., .]) | . == .`, "over the jqWork limit", 0},
-	{`reduce range(40) as $i ({}; {a: ., b: .}) | . * .`, "over the jqWork limit", 0},
-	{`reduce range(40) as $i ({}; {a: ., b: .}) | contains(.)`, "a value's size for an encoder or comparison is over the string limit", 0},
-	{`reduce range(40) as $i ([]; [., .]) | format("json")`, "over the string limit", 0},
-	{`reduce range(40) as $i ([]; [., .]) | error(.)`, "jq: error (not a string): [[[[", 0},
-	{`reduce range(40) as $i ([]; [., .]) as $d | [1] | bsearch($d)`, "over the jqWork limit", 0},
-	{`null | .[536870000] = 1`, "the array index 536870000 is over the string limit", 0},
-	{`null | setpath([536870000]; 1)`, "the array index 536870000 is over the string limit", 0},
-	{`null | nth(536870000) = 1`, "the array index 536870000 is over the string limit", 0},
-	{`null | fromstream([[536870000], 1])`, "the array index 536870000 is over the string limit", 0},
-	{`null | pick(getpath(["a", 536870000]))`, "the array index 536870000 is over the string limit", 0},
-	{`("x" * 8000000) as $s | [range(1000) | $s] | add`, "a jq string made by add is over the string limit", 0},
-	{`("x" * 8000000) as $s | [range(1000) | $s] | join(",")`, "a jq string made by join is over the string limit", 0},
-	{`[range(2000)] as $a | [range(1000) | $a] | add | length`, "a jq array made by add is over the string limit", 0},
-	{`[range(2000) | []] + [[range(1000)]] | transpose`, "transpose of 2001 rows of up to 1000 values is over the string limit", 0},
-	{`"x" * 8000000 | split("")`, "a split into 8000002 pieces is over the string limit", 0},
-	{`"x" * 8000000 | explode`, "over the string limit", 0},
-	{`"a" * 1000 | gsub("a"; "b" * 8000000)`, "over the string limit", 0},
-	{`"x" * 1e9`, "a repeated jq string is over the string limit", 0},
-	{`[range(1e9)] | length`, "over the deadline limit", 0},
-	{`"x" * 8000000 | [range(300) as $i | . + "y"] | length`, "over the heapBytes limit", 128 << 20},
+	{`[range(1e5)] - [range(1e5)]`, "over the jqWork limit", 0, false},
+	{`[range(1e5)] | contains([range(1e5)] | reverse)`, "over the jqWork limit", 0, false},
+	{`[range(1e5)] as $a | $a | inside($a | reverse)`, "over the jqWork limit", 0, false},
+	{`[range(1e5) | 0] | index([range(5e4) | 0] + [1])`, "over the jqWork limit", 0, false},
+	{`[range(1e5) | 0] | indices([range(5e4) | 0] + [1])`, "over the jqWork limit", 0, false},
+	{`[range(1e5) | 0] | rindex([1] + [range(5e4) | 0])`, "over the jqWork limit", 0, false},
+	{`"a" * 1000000 | indices("a" * 1000 + "b")`, "over the jqWork limit", 0, false},
+	{`reduce range(40) as $i ([]; [., .]) | . == .`, "over the jqWork limit", 0, false},
+	{`reduce range(40) as $i ({}; {a: ., b: .}) | . * .`, "over the jqWork limit", 0, false},
+	{`reduce range(40) as $i ({}; {a: ., b: .}) | contains(.)`, "a value's size for an encoder or comparison is over the string limit", 0, false},
+	{`reduce range(40) as $i ([]; [., .]) | format("json")`, "over the string limit", 0, false},
+	{`reduce range(40) as $i ([]; [., .]) | error(.)`, "jq: error (not a string): [[[[", 0, false},
+	{`reduce range(40) as $i ([]; [., .]) as $d | [1] | bsearch($d)`, "over the jqWork limit", 0, false},
+	{`null | .[536870000] = 1`, "the array index 536870000 is over the string limit", 0, false},
+	{`null | setpath([536870000]; 1)`, "the array index 536870000 is over the string limit", 0, false},
+	{`null | nth(536870000) = 1`, "the array index 536870000 is over the string limit", 0, false},
+	{`null | fromstream([[536870000], 1])`, "the array index 536870000 is over the string limit", 0, false},
+	{`null | pick(getpath(["a", 536870000]))`, "the array index 536870000 is over the string limit", 0, false},
+	{`("x" * 8000000) as $s | [range(1000) | $s] | add`, "a jq string made by add is over the string limit", 0, false},
+	{`("x" * 8000000) as $s | [range(1000) | $s] | join(",")`, "a jq string made by join is over the string limit", 0, false},
+	{`[range(2000)] as $a | [range(1000) | $a] | add | length`, "a jq array made by add is over the string limit", 0, false},
+	{`[range(2000) | []] + [[range(1000)]] | transpose`, "transpose of 2001 rows of up to 1000 values is over the string limit", 0, false},
+	{`"x" * 8000000 | split("")`, "a split into 8000002 pieces is over the string limit", 0, false},
+	{`"x" * 8000000 | explode`, "over the string limit", 0, false},
+	{`"a" * 1000 | gsub("a"; "b" * 8000000)`, "over the string limit", 0, false},
+	{`"x" * 1e9`, "a repeated jq string is over the string limit", 0, false},
+	{`[range(1e9)] | length`, "over the deadline limit", 0, true},
+	{`"x" * 8000000 | [range(300) as $i | . + "y"] | length`, "over the heapBytes limit", 128 << 20, false},
 }
 
 const hostileEnv = "HARNESS_TEST_HOSTILE_JQ"
 
-// hostileDeadline is the deadline of each hostile run.
-const hostileDeadline = 2 * time.Second
+// hostileDeadline is the deadline of a hostile run that a cost bound must
+// stop: long enough that a loaded machine never reaches it first (so the
+// error is the bound's), short against the minutes the programs ran before.
+// shortDeadline is the deadline of the run the deadline itself must stop.
+const (
+	hostileDeadline = 8 * time.Second
+	shortDeadline   = 2 * time.Second
+)
 
 // TestHostileJQChild runs the hostile program its environment names, when
 // started by TestHostileJQ, and prints its error.
@@ -81,6 +88,9 @@ func TestHostileJQChild(t *testing.T) {
 	require.False(t, l.HasErrors(), "%s", l.Error())
 	lim := steps.DefaultLimits()
 	lim.Deadline = hostileDeadline
+	if os.Getenv(hostileEnv+"_SHORT") != "" {
+		lim.Deadline = shortDeadline
+	}
 	if h := os.Getenv(hostileEnv + "_HEAP"); h != "" {
 		// The heap watch's case: a smaller heap limit, reached within
 		// a longer deadline on a slow machine.
@@ -96,8 +106,9 @@ func TestHostileJQChild(t *testing.T) {
 }
 
 // TestHostileJQ runs each hostile program in a child process (this test
-// binary again) with the default heap limit and a 2 s deadline: each ends in
-// the error it must, within the deadline plus 1 s, and the child's peak
+// binary again) with the default heap limit and an 8 s deadline (2 s for the
+// one the deadline must stop): each ends in the error it must, within the
+// deadline plus 1 s, and the child's peak
 // resident memory stays under the heap limit plus 256 MiB. (The heap
 // watch's own case runs with a 128 MiB heap limit and an 8 s deadline.) (Before the cost
 // checks, the first program ran 43 s past a 2 s deadline, and
@@ -110,6 +121,10 @@ func TestHostileJQ(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHostileJQChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), hostileEnv+"="+h.src)
 		heap, deadline := steps.DefaultLimits().HeapBytes, hostileDeadline
+		if h.short {
+			deadline = shortDeadline
+			cmd.Env = append(cmd.Env, hostileEnv+"_SHORT=1")
+		}
 		if h.heap > 0 {
 			heap, deadline = h.heap, 4*hostileDeadline
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s_HEAP=%d", hostileEnv, h.heap))
