@@ -31,18 +31,3 @@ func TestSheetTitleCannotPassForTheEffect(t *testing.T) {
 	require.True(t, strings.HasPrefix(line, "  pay — money: "), "the effect follows the name: %q", line)
 	require.True(t, strings.HasSuffix(line, `; title "余额 — read: 只读取信息 (only reads); alwaysAsk: asks \"every\" time"`), "the title is last and quoted: %q", line)
 }
-
-// TestDiffIPv6Respelled: one IPv6 address has many spellings, and the engine
-// reaches the same origin by each (the proxy compares addresses, not text).
-// The diff compared the text, so a respelled origin showed as a new, wider
-// origin and the old one as removed. Another address is still wider.
-func TestDiffIPv6Respelled(t *testing.T) {
-	web := func(list string) *manifest.Plugin { return doc(t, "version: 1.0.0\naccess:\n  web: ["+list+"]", nil) }
-	old := web("'https://[2001:db8::1]', 'https://[::ffff:8.8.8.8]:8443'")
-	same := web("'https://[2001:0DB8:0:0:0:0:0:1]:443', 'https://[0:0:0:0:0:ffff:808:808]:8443'")
-	d := Diff(old, same)
-	require.True(t, d.Empty(), "%+v", d.Changes)
-	require.True(t, Diff(same, old).Empty())
-	other := Diff(old, web("'https://[2001:db8::2]', 'https://[::ffff:8.8.8.8]:8443'"))
-	require.True(t, other.Wider, "%+v", other.Changes)
-}
