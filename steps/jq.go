@@ -78,11 +78,6 @@ func (s *Scope) Len() int { return len(s.names) }
 // Slots is the number of slots a frame needs for everything this scope saw.
 func (s *Scope) Slots() int { return s.max }
 
-// Names lists the visible names (without $).
-func (s *Scope) Names() []string { return append([]string(nil), s.names...) }
-
-var varRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
-
 // compileJQ parses and compiles src, hardened (see harden), with the scope's
 // variables. at maps a byte offset of src to a file position.
 func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l *diag.List) *JQ {
