@@ -305,34 +305,7 @@ func harden(q *gojq.Query) error {
 			walkT(t.Unary.Term)
 		}
 		walkStr(t.Str, walkQ)
-		if t.If != nil {
-			walkQ(t.If.Cond)
-			walkQ(t.If.Then)
-			for _, e := range t.If.Elif {
-				walkQ(e.Cond)
-				walkQ(e.Then)
-			}
-			walkQ(t.If.Else)
-		}
-		if t.Try != nil {
-			walkQ(t.Try.Body)
-			walkQ(t.Try.Catch)
-		}
-		if t.Reduce != nil {
-			walkQ(t.Reduce.Query)
-			walkQ(t.Reduce.Start)
-			walkQ(t.Reduce.Update)
-		}
-		if t.Foreach != nil {
-			walkQ(t.Foreach.Query)
-			walkQ(t.Foreach.Start)
-			walkQ(t.Foreach.Update)
-			walkQ(t.Foreach.Extract)
-		}
-		if t.Label != nil {
-			walkQ(t.Label.Body)
-		}
-		walkQ(t.Query)
+		controlQueries(t, walkQ)
 		for _, s := range t.SuffixList {
 			if s.Index != nil {
 				walkQ(s.Index.Start)
@@ -774,4 +747,39 @@ func (q *JQ) Run1(ctx context.Context, v any) (any, bool, error) {
 		return nil, true, jqError(ctx, err)
 	}
 	return r, true, nil
+}
+
+// controlQueries calls f on the queries of t's control parts: if, try,
+// reduce, foreach, label and a parenthesised query. The walks over jq
+// programs (the hardening, the cost checks) share it, so a part one of them
+// reaches the other reaches too.
+func controlQueries(t *gojq.Term, f func(*gojq.Query)) {
+	if t.If != nil {
+		f(t.If.Cond)
+		f(t.If.Then)
+		for _, e := range t.If.Elif {
+			f(e.Cond)
+			f(e.Then)
+		}
+		f(t.If.Else)
+	}
+	if t.Try != nil {
+		f(t.Try.Body)
+		f(t.Try.Catch)
+	}
+	if t.Reduce != nil {
+		f(t.Reduce.Query)
+		f(t.Reduce.Start)
+		f(t.Reduce.Update)
+	}
+	if t.Foreach != nil {
+		f(t.Foreach.Query)
+		f(t.Foreach.Start)
+		f(t.Foreach.Update)
+		f(t.Foreach.Extract)
+	}
+	if t.Label != nil {
+		f(t.Label.Body)
+	}
+	f(t.Query)
 }

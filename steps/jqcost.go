@@ -643,32 +643,5 @@ func findTerm(t *gojq.Term, find func(*gojq.Query), calls *[]string) {
 			find(q)
 		}
 	}
-	if t.If != nil {
-		find(t.If.Cond)
-		find(t.If.Then)
-		for _, e := range t.If.Elif {
-			find(e.Cond)
-			find(e.Then)
-		}
-		find(t.If.Else)
-	}
-	if t.Try != nil {
-		find(t.Try.Body)
-		find(t.Try.Catch)
-	}
-	if t.Reduce != nil {
-		find(t.Reduce.Query)
-		find(t.Reduce.Start)
-		find(t.Reduce.Update)
-	}
-	if t.Foreach != nil {
-		find(t.Foreach.Query)
-		find(t.Foreach.Start)
-		find(t.Foreach.Update)
-		find(t.Foreach.Extract)
-	}
-	if t.Label != nil {
-		find(t.Label.Body)
-	}
-	find(t.Query)
+	controlQueries(t, find)
 }
