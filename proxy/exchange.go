@@ -314,10 +314,25 @@ func carriedCookie(req *http.Request, name, value string) bool {
 // isHandoffName reports whether a parameter or field name is one that
 // carries a session hand-off: a token, a ticket, a JWT.
 func isHandoffName(k string) bool {
-	if len(k) < 2 || len(k) > 64 {
+	var buf [64]byte
+	w, ok := foldName(k, &buf)
+	if !ok {
 		return false
 	}
-	var b [64]byte
+	switch string(w) {
+	case "st", "sid", "session", "sessionid", "jsessionid":
+		return true
+	}
+	return strictHandoffWord(w)
+}
+
+// foldName is a parameter or header name in lower case without "-", "_"
+// and ".", written into b (no allocation on the scan's path); names shorter
+// than 2 or longer than 64 bytes are none.
+func foldName(k string, b *[64]byte) ([]byte, bool) {
+	if len(k) < 2 || len(k) > 64 {
+		return nil, false
+	}
 	n := 0
 	for i := 0; i < len(k); i++ {
 		ch := k[i]
@@ -330,12 +345,17 @@ func isHandoffName(k string) bool {
 		b[n] = ch
 		n++
 	}
-	w := string(b[:n])
-	switch w {
-	case "jwt", "ssoticketid", "synjonesauth", "st", "sid", "session", "sessionid", "jsessionid", "authorization", "bearer":
+	return b[:n], true
+}
+
+// strictHandoffWord reports whether a folded name is a token's, a ticket's
+// or a JWT's.
+func strictHandoffWord(w []byte) bool {
+	switch string(w) {
+	case "jwt", "ssoticketid", "synjonesauth", "authorization", "bearer":
 		return true
 	}
-	return strings.HasSuffix(w, "token") || strings.HasSuffix(w, "ticket") || strings.HasSuffix(w, "jwt")
+	return bytes.HasSuffix(w, []byte("token")) || bytes.HasSuffix(w, []byte("ticket")) || bytes.HasSuffix(w, []byte("jwt"))
 }
 
 // namesHandoff reports whether s (a query, a path, a form or JSON body)
@@ -566,28 +586,9 @@ func ticketShaped(s string) bool {
 // isStrictHandoffName reports whether a parameter, field or header name
 // names a hand-off value: a token, a ticket, a JWT.
 func isStrictHandoffName(k string) bool {
-	if len(k) < 2 || len(k) > 64 {
-		return false
-	}
-	var b [64]byte
-	n := 0
-	for i := 0; i < len(k); i++ {
-		ch := k[i]
-		if ch == '-' || ch == '_' || ch == '.' {
-			continue
-		}
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		b[n] = ch
-		n++
-	}
-	w := b[:n]
-	switch string(w) {
-	case "jwt", "ssoticketid", "synjonesauth", "authorization", "bearer":
-		return true
-	}
-	return bytes.HasSuffix(w, []byte("token")) || bytes.HasSuffix(w, []byte("ticket")) || bytes.HasSuffix(w, []byte("jwt"))
+	var buf [64]byte
+	w, ok := foldName(k, &buf)
+	return ok && strictHandoffWord(w)
 }
 
 // structuralHeader reports whether a (canonical) response header only
