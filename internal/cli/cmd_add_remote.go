@@ -105,6 +105,13 @@ func runAddRemote(ctx context.Context, app *App, rawURL, tokenFile string, resol
 	if err := checkRemoteID(ctx, app, m.ID); err != nil {
 		return err
 	}
+	// A plugin of that id added from another URL keeps its entry and its
+	// token: refused before anything is written.
+	if all, err := (remote.Store{Dir: dir}).Load(); err != nil {
+		return Exit(ExitFailed, err)
+	} else if old, ok := all[m.ID]; ok && old.Manifest.URL != m.URL {
+		return Exitf(ExitFailed, "%s is already added from %s; remove it first to add it from %s; nothing stored", m.ID, old.Manifest.URL, m.URL)
+	}
 	writeRemoteSheet(app.Stdout, m, token != "")
 	if !yes {
 		if !app.StdinIsTerminal() {

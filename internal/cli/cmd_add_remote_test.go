@@ -194,3 +194,23 @@ func TestRunCallsARemoteToolUnderTheRules(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.NotContains(t, out+errs, remoteToken)
 }
+
+func TestAddRemoteFromAnotherURLKeepsTheFirstToken(t *testing.T) {
+	home, _ := addDemoRemote(t)
+	other := mcptest.Canteen(t, "")
+	code, _, errs := runCLI(t, map[string]string{"HARNESS_HOME": home}, "add-remote", other.URL, "--yes",
+		"--token-file", writeToken(t, "tok-other-aaaaaaaaaaaaaaaa"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "is already added from")
+	ks, err := os.ReadFile(filepath.Join(home, "keystore.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(ks), remoteToken, "the first plugin's token is kept")
+	assert.NotContains(t, string(ks), "tok-other-")
+}
+
+func writeToken(t *testing.T, tok string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(p, []byte(tok+"\n"), 0o600))
+	return p
+}
