@@ -1,12 +1,16 @@
 package registry
 
 import (
+	"bytes"
 	"crypto/subtle"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -55,6 +59,7 @@ func (s *MCPService) HTTPHandler(o HTTPOptions) http.Handler {
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout, MaxRequestBodyBytes: o.MaxBody})
+	adm := &admission{ids: map[string]bool{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if err := checkLocalOrigin(req); err != nil {
 			http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
@@ -69,22 +74,93 @@ func (s *MCPService) HTTPHandler(o HTTPOptions) http.Handler {
 			}
 		}
 		if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
-			n := 0
-			for range s.srv.Sessions() {
-				n++
-			}
-			if n >= o.MaxSessions {
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Retry-After", "60")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: CodeBusy,
-					Message: fmt.Sprintf("busy: %d sessions are open; close one (DELETE) or wait for an idle one to time out", n)}})
-				w.Write(b)
+			body, isInit, err := peekInitialize(w, req, o.MaxBody)
+			if err != nil {
+				code := http.StatusBadRequest
+				if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+					code = http.StatusRequestEntityTooLarge
+				}
+				http.Error(w, http.StatusText(code)+": "+err.Error(), code)
 				return
 			}
+			if isInit {
+				n, ok := adm.reserve(s.srv, o.MaxSessions)
+				if !ok {
+					w.Header().Set("Content-Type", "application/json")
+					w.Header().Set("Retry-After", "60")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: CodeBusy,
+						Message: fmt.Sprintf("busy: %d sessions are open; close one (DELETE) or wait for an idle one to time out", n)}})
+					w.Write(b)
+					return
+				}
+				req.Body = io.NopCloser(bytes.NewReader(body))
+				sdk.ServeHTTP(w, req)
+				adm.settle(w.Header().Get("Mcp-Session-Id"))
+				return
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		sdk.ServeHTTP(w, req)
 	})
+}
+
+// admission bounds the sessions an HTTP handler opens. It counts only the
+// sessions its own initialize requests opened and that the server still
+// holds: the SDK also opens a passing session for a stateless request such
+// as server/discover, which a client sends before initialize, and counting
+// those would refuse a client its first session. A slot is reserved under
+// the lock while an initialize is served, so concurrent ones cannot
+// overshoot the bound.
+type admission struct {
+	mu      sync.Mutex
+	ids     map[string]bool // sessions opened through this handler
+	pending int             // initialize requests being served
+}
+
+func (a *admission) reserve(srv *mcp.Server, max int) (int, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	live := map[string]bool{}
+	for ss := range srv.Sessions() {
+		live[ss.ID()] = true
+	}
+	for id := range a.ids {
+		if !live[id] {
+			delete(a.ids, id)
+		}
+	}
+	n := len(a.ids) + a.pending
+	if n >= max {
+		return len(a.ids), false
+	}
+	a.pending++
+	return n, true
+}
+
+// settle ends a reservation; id is the session the initialize opened, if any.
+func (a *admission) settle(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pending--
+	if id != "" {
+		a.ids[id] = true
+	}
+}
+
+// peekInitialize reads a session-less POST's body (at most max bytes) and
+// reports whether it is an initialize request; the caller puts the body back.
+func peekInitialize(w http.ResponseWriter, req *http.Request, max int64) ([]byte, bool, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, max))
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the body: %w", err)
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return body, false, nil // the SDK answers a malformed message itself
+	}
+	r, ok := msg.(*jsonrpc.Request)
+	return body, ok && r.Method == "initialize", nil
 }
 
 // checkLocalOrigin refuses a request that did not come to a loopback name

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,6 +162,32 @@ func TestMCPHTTPBoundsSessions(t *testing.T) {
 		_, err := httpClient(t, url, "", nil)
 		return err == nil
 	}, 5*time.Second, 50*time.Millisecond, "a closed session frees its place")
+}
+
+// TestMCPHTTPBoundsConcurrentInitializes: initializes racing for the last
+// places cannot open more sessions than the bound.
+func TestMCPHTTPBoundsConcurrentInitializes(t *testing.T) {
+	svc, err := mcpRegistry(t).MCPService(registry.MCPOptions{})
+	require.NoError(t, err)
+	url, _ := serveHTTP(t, svc, registry.HTTPOptions{MaxSessions: 3})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	opened, refused := 0, 0
+	for range 10 {
+		wg.Go(func() {
+			_, err := httpClient(t, url, "", nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				opened++
+			} else if strings.Contains(err.Error(), "Service Unavailable") {
+				refused++
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 3, opened)
+	assert.Equal(t, 7, refused)
 }
 
 // TestMCPHTTPListChanged: a refresh reaches an HTTP session too.
