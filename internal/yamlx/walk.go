@@ -9,8 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Field is one key of a mapping with its nodes.
-type Field struct {
+// Pair is one key of a mapping with its nodes.
+type Pair struct {
 	Key   string
 	KeyN  *yaml.Node
 	Value *yaml.Node
@@ -19,18 +19,18 @@ type Field struct {
 // Map is a mapping's fields in source order, with lookup by key.
 type Map struct {
 	Node   *yaml.Node
-	Fields []Field
+	Fields []Pair
 	index  map[string]int
 }
 
 // Get returns the field with key k.
-func (m *Map) Get(k string) (Field, bool) {
+func (m *Map) Get(k string) (Pair, bool) {
 	if m == nil {
-		return Field{}, false
+		return Pair{}, false
 	}
 	i, ok := m.index[k]
 	if !ok {
-		return Field{}, false
+		return Pair{}, false
 	}
 	return m.Fields[i], true
 }
@@ -61,7 +61,7 @@ func (d *Doc) Mapping(n *yaml.Node, what string, known []string, l *diag.List) (
 			continue
 		}
 		m.index[k.Value] = len(m.Fields)
-		m.Fields = append(m.Fields, Field{Key: k.Value, KeyN: k, Value: v})
+		m.Fields = append(m.Fields, Pair{Key: k.Value, KeyN: k, Value: v})
 	}
 	return m, true
 }

@@ -82,7 +82,7 @@ func TestSuggest(t *testing.T) {
 func TestTypedGetters(t *testing.T) {
 	d, l := parse(t, "s: text\nn: 12\nf: 1.5\nb: true\nnull: ~\nlist: [a, 'b']\nmap: {k: v}\nver: 1.0\n")
 	m, _ := d.Mapping(d.Root, "x", nil, &l)
-	get := func(k string) Field { f, ok := m.Get(k); require.True(t, ok, k); return f }
+	get := func(k string) Pair { f, ok := m.Get(k); require.True(t, ok, k); return f }
 	s, ok := d.String(get("s").Value, "s", &l)
 	require.True(t, ok)
 	require.Equal(t, "text", s)
