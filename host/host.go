@@ -12,6 +12,7 @@ package host
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,9 @@ type Config struct {
 	// Resolve maps a declared web origin's "host:port" to the address to
 	// connect to, as curl --resolve does.
 	Resolve map[string]string
+	// RootCAs, when set, are the certificate authorities the proxy's TLS
+	// connections trust instead of the system's.
+	RootCAs *x509.CertPool
 	// Clock is jq's now and the registry's clock (nil: the real time).
 	Clock func() time.Time
 	// Home is the home folder: the plugins' stores and preference values
@@ -68,7 +72,7 @@ func New(cfg Config) *Host {
 	if h.clock == nil {
 		h.clock = time.Now
 	}
-	h.px = proxy.New(proxy.Config{Catalogue: h.cat, Keystore: h.keys, Resolve: cfg.Resolve})
+	h.px = proxy.New(proxy.Config{Catalogue: h.cat, Keystore: h.keys, Resolve: cfg.Resolve, RootCAs: cfg.RootCAs})
 	return h
 }
 

@@ -69,7 +69,8 @@ type Case struct {
 // Exchange is one recorded request and the response that answers it.
 type Exchange struct {
 	Pos     diag.Pos
-	Service string
+	Service string // a campus service, or
+	Origin  string // a declared web origin, normalised (manifest.Origin.String)
 	Method  string
 	Path    string
 	Query   url.Values // nil: any query; else exactly these (besides the service's fixed parameters)
@@ -114,7 +115,7 @@ var (
 	fileKeys     = []string{"trust", "secrets", "cases"}
 	caseKeys     = []string{"name", "tool", "input", "actor", "trust", "tainted", "approve", "prefs", "kv", "secrets", "now", "exchanges", "expect"}
 	exchangeKeys = []string{"request", "response", "repeat"}
-	requestKeys  = []string{"service", "method", "path", "query", "form", "json", "session"}
+	requestKeys  = []string{"service", "origin", "method", "path", "query", "form", "json", "session"}
 	responseKeys = []string{"status", "headers", "json", "body", "charset"}
 	expectKeys   = []string{"output", "jq", "error", "status", "refused", "kv"}
 	secretKeys   = []string{"cookies", "headers"}
@@ -432,18 +433,29 @@ func parseRequest(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, e *Exchange, l
 		return false
 	}
 	good := true
-	if x, ok := m.Get("service"); ok {
-		e.Service, good = d.String(x.Value, "service", l)
+	sx, hasService := m.Get("service")
+	ox, hasOrigin := m.Get("origin")
+	switch {
+	case hasService && hasOrigin:
+		l.Errorf(d.NodePos(n), "a request has service (a campus service) or origin (a web origin), not both")
+		good = false
+	case hasService:
+		e.Service, good = d.String(sx.Value, "service", l)
 		if good {
 			if _, declared := p.Access.Service(e.Service); !declared {
-				l.Errorf(d.NodePos(x.Value), "service %q is not in the document's access.campus", e.Service)
+				l.Errorf(d.NodePos(sx.Value), "service %q is not in the document's access.campus", e.Service)
 				good = false
 			}
 		}
-	} else if len(p.Access.Campus) == 1 {
+	case hasOrigin:
+		good = parseOrigin(p, d, ox.Value, e, l)
+	case len(p.Access.Campus) == 1:
 		e.Service = p.Access.Campus[0].Service
-	} else {
-		l.Errorf(d.NodePos(n), "request needs service: the document declares %d campus services", len(p.Access.Campus))
+	case len(p.Access.Campus) == 0 && len(p.Access.Web) == 1:
+		e.Origin = p.Access.Web[0].String()
+	default:
+		l.Errorf(d.NodePos(n), "request needs service or origin: the document declares %s and %s",
+			plural(len(p.Access.Campus), "campus service"), plural(len(p.Access.Web), "web origin"))
 		good = false
 	}
 	if x, ok := m.Get("method"); ok {
@@ -499,8 +511,41 @@ func parseRequest(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, e *Exchange, l
 		v, ok := d.Bool(x.Value, "session", l)
 		good = good && ok
 		e.Session = &v
+		if ok && v && e.Origin != "" {
+			l.Errorf(d.NodePos(x.Value), "a web request carries no session: session: true goes with a campus service")
+			good = false
+		}
 	}
 	return good
+}
+
+// parseOrigin reads a request's web origin: one the document declares in
+// access.web, compared normalised (https://News.Example.edu.cn:443 is
+// https://news.example.edu.cn).
+func parseOrigin(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, e *Exchange, l *diag.List) bool {
+	s, ok := d.String(n, "origin", l)
+	if !ok {
+		return false
+	}
+	o, err := manifest.ParseOrigin(s)
+	if err != nil {
+		l.Errorf(d.NodePos(n), "origin %q: %v", s, err)
+		return false
+	}
+	var declared []string
+	for _, w := range p.Access.Web {
+		if w.Scheme == o.Scheme && w.Host == o.Host && w.Port == o.Port {
+			e.Origin = w.String()
+			return true
+		}
+		declared = append(declared, w.String())
+	}
+	msg := "origin " + strconv.Quote(s) + " is not in the document's access.web"
+	if sg := yamlx.Suggest(o.String(), declared); sg != "" {
+		msg += " (did you mean " + strconv.Quote(sg) + "?)"
+	}
+	l.Errorf(d.NodePos(n), "%s", msg)
+	return false
 }
 
 // scalarText reads a string, number or boolean scalar as its text (query

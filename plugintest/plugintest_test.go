@@ -233,7 +233,7 @@ cases:
         response: {json: {ok: true}}
     expect:
       output: {ok: true}
-  - name: web requests are not replayed
+  - name: an unanswered web request
     tool: web
     expect:
       output: 200
@@ -253,7 +253,7 @@ cases:
 		"no status":                             {"expected status login_required, got status none"},
 		"false assertion":                       {"jq assertion at tests/cases.yaml:68:12 is not true: .yuan > 1 (it gave false)"},
 		"form differs":                          {"the form of the request answered by the exchange at tests/cases.yaml:72:9 differs", "- b=3", "+ b=2"},
-		"web requests are not replayed":         {"web requests are not replayed by the test runner"},
+		"an unanswered web request":             {"no recorded exchange answers GET http://news.example.edu.cn/x (web origin http://news.example.edu.cn); the case records no exchange for http://news.example.edu.cn"},
 	}
 	for _, c := range rep.Cases {
 		require.NotEmpty(t, c.Failures, c.Name)
@@ -356,8 +356,8 @@ func TestMatchAndNoCases(t *testing.T) {
 }
 
 // A request to an https web origin never leaves the machine either: it
-// reaches the loopback sink (and fails its TLS handshake there), and the
-// case fails naming the web request.
+// reaches the origin's loopback replay server, and a case that records no
+// exchange for it fails naming the request.
 func TestHTTPSWebRequestIsCaught(t *testing.T) {
 	files := demo(`cases:
   - name: secure page
@@ -370,5 +370,5 @@ func TestHTTPSWebRequestIsCaught(t *testing.T) {
 	rep := run(t, files)
 	require.False(t, rep.Problems.HasErrors(), rep.Problems.Error())
 	require.Len(t, rep.Cases, 1)
-	assert.Contains(t, strings.Join(rep.Cases[0].Failures, "\n"), "the tool made a web request")
+	assert.Contains(t, strings.Join(rep.Cases[0].Failures, "\n"), "no recorded exchange answers GET https://secure.example.edu.cn/x (web origin https://secure.example.edu.cn)")
 }

@@ -2,33 +2,51 @@ package plugintest
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
 )
 
 // replay serves one case's recorded exchanges: one loopback server per
-// campus service the document declares, each answering only its service's
-// exchanges. It collects every problem it sees (an unmatched request, a
-// missing session, a body that differs) for the case's report.
+// campus service and per web origin the document declares, each answering
+// only its own exchanges. It collects every problem it sees (an unmatched
+// request, a missing session, a body that differs) for the case's report.
 type replay struct {
 	c       *Case
-	servers map[string]*httptest.Server
+	servers []*httptest.Server
 	fixed   map[string]map[string]string // service -> fixed query parameters the proxy adds
 	attach  map[string]attached          // service -> the session values the proxy attaches
 
 	mu       sync.Mutex
 	used     []int
 	problems []string
+}
+
+// target is what one replay server stands for: a campus service or a web
+// origin.
+type target struct {
+	service string
+	origin  string // manifest.Origin.String()
+}
+
+func (t target) String() string {
+	if t.origin != "" {
+		return "web origin " + t.origin
+	}
+	return "service " + t.service
 }
 
 // attached is what the proxy sends of a service's secrets.
@@ -39,9 +57,10 @@ type attached struct {
 }
 
 // newReplay starts the servers and returns the catalogue that points each
-// declared service at its server.
-func newReplay(c *Case, services []string, base proxy.Catalogue) (*replay, proxy.Catalogue) {
-	r := &replay{c: c, servers: map[string]*httptest.Server{}, fixed: map[string]map[string]string{},
+// declared service at its server and the --resolve map that sends each
+// declared web origin to its own (TLS with tlsCfg for https origins).
+func newReplay(c *Case, services []string, origins []manifest.Origin, base proxy.Catalogue, tlsCfg *tls.Config) (*replay, proxy.Catalogue, map[string]string) {
+	r := &replay{c: c, fixed: map[string]map[string]string{},
 		attach: map[string]attached{}, used: make([]int, len(c.Exchanges))}
 	cat := proxy.Catalogue{}
 	for _, name := range services {
@@ -50,14 +69,26 @@ func newReplay(c *Case, services []string, base proxy.Catalogue) (*replay, proxy
 			cp := *b
 			entry = &cp
 		}
-		srv := httptest.NewServer(r.handler(name))
+		srv := httptest.NewServer(r.handler(target{service: name}))
 		entry.Origin = srv.URL
-		r.servers[name] = srv
+		r.servers = append(r.servers, srv)
 		r.fixed[name] = entry.Query
 		r.attach[name] = attachedOf(entry, c.Secrets[name])
 		cat[name] = entry
 	}
-	return r, cat
+	resolve := map[string]string{}
+	for _, o := range origins {
+		srv := httptest.NewUnstartedServer(r.handler(target{origin: o.String()}))
+		if o.Scheme == "https" {
+			srv.TLS = tlsCfg
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
+		r.servers = append(r.servers, srv)
+		resolve[net.JoinHostPort(o.Host, strconv.Itoa(o.Port))] = srv.Listener.Addr().String()
+	}
+	return r, cat, resolve
 }
 
 func attachedOf(s *proxy.Service, ss *proxy.ServiceSecrets) attached {
@@ -96,7 +127,7 @@ func (r *replay) problem(format string, args ...any) {
 	}
 }
 
-func (r *replay) handler(service string) http.Handler {
+func (r *replay) handler(t target) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(req.Body, MaxBodyBytes+1))
 		if err != nil || len(body) > MaxBodyBytes {
@@ -105,14 +136,16 @@ func (r *replay) handler(service string) http.Handler {
 			return
 		}
 		query := req.URL.Query()
-		i := r.match(service, req.Method, req.URL.Path, query)
+		i := r.match(t, req.Method, req.URL.Path, query)
 		if i < 0 {
-			r.problem("no recorded exchange answers %s", r.describe(service, req.Method, req.URL.Path, query))
+			r.problem("no recorded exchange answers %s", r.describe(t, req.Method, req.URL.Path, query))
 			http.Error(w, "plugintest: no recorded exchange answers this request", http.StatusNotFound)
 			return
 		}
 		e := r.c.Exchanges[i]
-		r.checkSession(e, service, req)
+		if t.service != "" {
+			r.checkSession(e, t.service, req)
+		}
 		r.checkBody(e, req, body)
 		for k, vs := range e.Resp.Header {
 			w.Header()[k] = append([]string(nil), vs...)
@@ -125,13 +158,13 @@ func (r *replay) handler(service string) http.Handler {
 }
 
 // match returns the first unused exchange (or a used one marked repeat)
-// with this service, method, path and query.
-func (r *replay) match(service, method, path string, q url.Values) int {
+// with this service or origin, method, path and query.
+func (r *replay) match(t target, method, path string, q url.Values) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	found := -1
 	for i, e := range r.c.Exchanges {
-		if e.Service != service || e.Method != method || e.Path != path || !sameQuery(e.Query, q, r.fixed[service]) {
+		if e.Service != t.service || e.Origin != t.origin || e.Method != method || e.Path != path || !sameQuery(e.Query, q, r.fixed[t.service]) {
 			continue
 		}
 		if r.used[i] == 0 {
@@ -180,24 +213,24 @@ func sameQuery(want, got url.Values, fixed map[string]string) bool {
 	return true
 }
 
-// describe renders a request for a message: the service, method, path and
-// query without the service's fixed parameters, and the recorded
-// exchanges of the service.
-func (r *replay) describe(service, method, path string, q url.Values) string {
+// describe renders a request for a message: the method, the path (the
+// whole URL for a web origin) and the query without the service's fixed
+// parameters, and the recorded exchanges of the service or origin.
+func (r *replay) describe(t target, method, path string, q url.Values) string {
 	shown := url.Values{}
 	for k, v := range q {
-		if _, isFixed := r.fixed[service][k]; !isFixed {
+		if _, isFixed := r.fixed[t.service][k]; !isFixed {
 			shown[k] = v
 		}
 	}
-	s := method + " " + path
+	s := method + " " + t.origin + path
 	if len(shown) > 0 {
 		s += "?" + shown.Encode()
 	}
-	s += " (service " + service + ")"
+	s += " (" + t.String() + ")"
 	var rec []string
 	for _, e := range r.c.Exchanges {
-		if e.Service == service {
+		if e.Service == t.service && e.Origin == t.origin {
 			x := e.Method + " " + e.Path
 			if len(e.Query) > 0 {
 				x += "?" + e.Query.Encode()
@@ -205,10 +238,14 @@ func (r *replay) describe(service, method, path string, q url.Values) string {
 			rec = append(rec, x+" at "+e.Pos.String())
 		}
 	}
-	if len(rec) == 0 {
-		return s + "; the case records no exchange for " + service
+	name := t.service
+	if t.origin != "" {
+		name = t.origin
 	}
-	return s + "; recorded for " + service + ": " + strings.Join(rec, ", ")
+	if len(rec) == 0 {
+		return s + "; the case records no exchange for " + name
+	}
+	return s + "; recorded for " + name + ": " + strings.Join(rec, ", ")
 }
 
 // checkSession checks that the request carried the session the case gave

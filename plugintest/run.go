@@ -2,16 +2,14 @@ package plugintest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -174,6 +172,12 @@ func Run(ctx context.Context, p *manifest.Plugin, opts Options) *Report {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	tlsCfg, roots, err := replayTLS(p.Access.Web)
+	if err != nil {
+		rep.Problems.Errorf(diag.Pos{File: "PLUGIN.md"}, "the replay servers of the web origins: %v", err)
+		return rep
+	}
+	env := &replayEnv{base: base, clock: clock, tls: tlsCfg, roots: roots}
 	for _, c := range suite.Cases() {
 		if opts.Match != nil && !opts.Match(c.File, c.Name) {
 			continue
@@ -181,7 +185,7 @@ func Run(ctx context.Context, p *manifest.Plugin, opts Options) *Report {
 		caseNow.Store(c.Now)
 		start := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		fails := runCase(cctx, p, clock, c, base)
+		fails := runCase(cctx, p, env, c)
 		cancel()
 		rep.Cases = append(rep.Cases, CaseResult{File: c.File, Name: c.Name, Pos: c.Pos, Tool: c.Tool, Failures: fails, Duration: time.Since(start)})
 	}
@@ -197,31 +201,26 @@ type outcome struct {
 	askReason registry.Reason // the reason a call asked before it was settled
 }
 
-func runCase(ctx context.Context, p *manifest.Plugin, clock func() time.Time, c *Case, base proxy.Catalogue) []string {
+// replayEnv is what every case of a run shares: the catalogue, the clock
+// and the replay servers' certificate and the authority the proxy trusts.
+type replayEnv struct {
+	base  proxy.Catalogue
+	clock func() time.Time
+	tls   *tls.Config
+	roots *x509.CertPool
+}
+
+func runCase(ctx context.Context, p *manifest.Plugin, renv *replayEnv, c *Case) []string {
 	services := make([]string, 0, len(p.Access.Campus))
 	for _, ca := range p.Access.Campus {
 		services = append(services, ca.Service)
 	}
-	rp, cat := newReplay(c, services, base)
+	// Every declared service and web origin is answered by a loopback
+	// server of the case: no request ever leaves this process.
+	rp, cat, resolve := newReplay(c, services, p.Access.Web, renv.base, renv.tls)
 	defer rp.close()
-	// Web origins are not replayed: each is resolved to a loopback server
-	// that answers nothing useful, so no request ever leaves this process.
-	sink := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		http.Error(w, "plugintest: web requests are not replayed", http.StatusNotImplemented)
-	}))
-	var once sync.Once
-	sink.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			once.Do(func() { rp.problem("the tool made a web request: web requests are not replayed by the test runner") })
-		}
-	}
-	sink.Start()
-	defer sink.Close()
-	resolve := map[string]string{}
-	for _, o := range p.Access.Web {
-		resolve[net.JoinHostPort(o.Host, strconv.Itoa(o.Port))] = sink.Listener.Addr().String()
-	}
-	h := host.New(host.Config{Catalogue: cat, Keystore: proxy.MemKeystore(c.Secrets), Resolve: resolve, Clock: clock})
+	clock := renv.clock
+	h := host.New(host.Config{Catalogue: cat, Keystore: proxy.MemKeystore(c.Secrets), Resolve: resolve, RootCAs: renv.roots, Clock: clock})
 	doc, l := h.Load(p)
 	if l.HasErrors() {
 		return []string{"the document does not compile against the replay servers: " + l.Err().Error()}
@@ -280,7 +279,7 @@ func runCase(ctx context.Context, p *manifest.Plugin, clock func() time.Time, c 
 	fails = append(fails, rp.takeProblems()...)
 	if out.refused == nil && out.err == nil {
 		for _, e := range rp.unused() {
-			fails = append(fails, fmt.Sprintf("the exchange at %s (%s %s) was never requested", e.Pos, e.Method, e.Path))
+			fails = append(fails, fmt.Sprintf("the exchange at %s (%s %s%s) was never requested", e.Pos, e.Method, e.Origin, e.Path))
 		}
 	}
 	fails = append(fails, leaks(c, &out)...)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"github.com/pkuinfo/harness/internal/netguard"
 	"net"
@@ -26,6 +27,10 @@ type Config struct {
 	Resolve map[string]string
 	// Limits bound requests and calls; zero fields take the defaults.
 	Limits Limits
+	// RootCAs, when set, are the certificate authorities TLS connections
+	// trust instead of the system's (a local HTTPS server behind
+	// --resolve, the test runner's replay servers).
+	RootCAs *x509.CertPool
 }
 
 // Proxy signs and guards every request of every tool call. It is safe for
@@ -123,8 +128,8 @@ func New(cfg Config) *Proxy {
 	}
 	p.guard = netguard.New(nets...)
 	p.guardedDialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.guardControl}
-	p.campusRT = p.newTransport(p.dialCampus)
-	p.webRT = p.newTransport(p.dialWeb)
+	p.campusRT = p.newTransport(p.dialCampus, cfg.RootCAs)
+	p.webRT = p.newTransport(p.dialWeb, cfg.RootCAs)
 	return p
 }
 
@@ -159,13 +164,13 @@ func (p *Proxy) addSecrets(ss *ServiceSecrets) {
 	p.red.addAll(vs, more)
 }
 
-func (p *Proxy) newTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
+func (p *Proxy) newTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error), roots *x509.CertPool) *http.Transport {
 	protos := new(http.Protocols)
 	protos.SetHTTP1(true) // HTTP/1.1 only: the card service refuses HTTP/2
 	return &http.Transport{
 		Proxy:                  nil, // never an environment proxy
 		DialContext:            dial,
-		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
 		TLSHandshakeTimeout:    10 * time.Second,
 		DisableCompression:     true, // the proxy decompresses, within its limit
 		MaxResponseHeaderBytes: p.lim.MaxHeaderBytes,
