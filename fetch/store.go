@@ -47,7 +47,9 @@ type Store struct {
 	fs atomicfile.FS
 }
 
-// OpenStore opens (creating if needed) the store in the home folder dir.
+// OpenStore opens the store in the home folder dir. It writes nothing: the
+// folders are made by the first change (Update, Clean), so a command that
+// only reads (tools, list, run ID) leaves a fresh home as it found it.
 func OpenStore(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("no home folder")
@@ -55,9 +57,6 @@ func OpenStore(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Join(abs, StoreDir), 0o755); err != nil {
-		return nil, fmt.Errorf("creating the store: %w", err)
 	}
 	return &Store{dir: abs, Now: time.Now, fs: atomicfile.OS}, nil
 }
@@ -146,6 +145,10 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (s *Store) lock(ctx context.Context) (func(), error) {
+	// Every change happens under the lock: the folders are made here.
+	if err := os.MkdirAll(filepath.Join(s.dir, StoreDir), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the store: %w", err)
+	}
 	fl := flock.New(filepath.Join(s.dir, LockFile))
 	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
 	if err != nil || !ok {
