@@ -518,9 +518,15 @@ func TestAuditRunModes(t *testing.T) {
 	}
 	// The document's own defaults: public off (a community document may be stricter).
 	off := writeFiles(t, t.TempDir(), files("defaultModes: {public: off}\n"))
-	for _, args := range [][]string{{}, {"--approve"}, {"--actor", "agent", "--approve"}, {"--trust", "official"}} {
+	// Off is about the agent and the scheduler: the user's own call runs.
+	for _, args := range [][]string{{"--actor", "agent"}, {"--actor", "agent", "--approve"}, {"--actor", "scheduler", "--approve"},
+		{"--actor", "agent", "--trust", "official", "--approve"}} {
 		r := harness(t, home, nil, append([]string{"run", off, "post", "--services", services}, args...)...)
 		requireFailed(t, r, 3, "public off "+strings.Join(args, " "))
+	}
+	for _, args := range [][]string{{}, {"--approve"}, {"--trust", "official"}} {
+		r := harness(t, home, nil, append([]string{"run", off, "post", "--services", services}, args...)...)
+		require.Equal(t, 0, r.code, "public off, the user's call %v: %s", args, r.stderr)
 	}
 	r := harness(t, home, nil, "run", off, "look", "--services", services)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -572,10 +578,16 @@ func TestAuditRunModes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(statePath, b, 0o644))
 	before := c.hits()
-	for _, actor := range []string{"user", "agent", "scheduler"} {
+	for _, actor := range []string{"agent", "scheduler"} {
 		r = harness(t, home, nil, "run", "modes", "look", "--services", services, "--actor", actor, "--approve")
 		requireFailed(t, r, 3, "installed, read off, "+actor)
 	}
+	require.Equal(t, before, c.hits())
+	// and the user's own call runs: off is about the agent
+	r = harness(t, home, nil, "run", "modes", "look", "--services", services)
+	require.Equal(t, 0, r.code, "installed, read off, the user: %s", r.stderr)
+	require.Greater(t, c.hits(), before)
+	before = c.hits()
 	// Disabled: refused too.
 	entry["modes"] = map[string]any{}
 	entry["enabled"] = false
@@ -589,7 +601,7 @@ func TestAuditRunModes(t *testing.T) {
 	// A bundled document's settings (permissions.json): read off.
 	require.NoError(t, os.WriteFile(filepath.Join(home, "permissions.json"), []byte(`{"plugins": {"wallet": {"modes": {"read": "off"}}}}`), 0o644))
 	// (card points at the loopback counter, so even a wrong answer sends nothing outside.)
-	r = harness(t, home, nil, "run", "wallet", "cardBalance", "--services", servicesFile(t, "card", c.srv.URL))
+	r = harness(t, home, nil, "run", "wallet", "cardBalance", "--services", servicesFile(t, "card", c.srv.URL), "--actor", "agent")
 	requireFailed(t, r, 3, "bundled, read off")
 	require.Equal(t, before, c.hits())
 }

@@ -122,43 +122,54 @@ func (r *Registry) Decide(c Call) Decision {
 		return refuse(t, ReasonDisabled, "%s is disabled: the user turned plugin %s off", t.ID, d.ID)
 	}
 	mode := Effective(d.Trust, d.Plugin, t.Effect, ps.Modes[t.Effect])
+	// The order of a call is the reference's: validate the input, check
+	// the mode, ask, run. Bad input is bad input whatever the mode.
+	in, err := validInput(t, c.Input)
+	if err != nil {
+		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode, Message: err.Error()}
+	}
 	dec := rule(c.Actor, t.Effect, mode, c.Tainted, t.AlwaysAsk, t.UserOnly)
 	dec.Tool, dec.Mode = t, mode
 	dec.Message = message(t, c.Actor, dec.Reason, mode)
 	if dec.Refused() {
 		return dec
 	}
-	in := c.Input
-	if in == nil {
-		in = map[string]any{}
-	}
-	in, err = normalize(in)
-	if err != nil {
-		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode, Message: fmt.Sprintf("%s: the input is not JSON: %v", t.ModelName, err)}
-	}
-	if err := manifest.CheckInputBounds(t.schema, in); err != nil {
-		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode, Message: fmt.Sprintf("%s: %v", t.ModelName, err)}
-	}
-	if err := t.schema.Validate(in); err != nil {
-		return Decision{Reason: ReasonBadInput, Tool: t, Mode: mode,
-			Message: fmt.Sprintf("%s: the input does not fit the tool's schema: %s", t.ModelName, manifest.SchemaMessage(err))}
-	}
 	dec.Input = in
 	return dec
 }
 
-// rule is checks 2 to 4 for one tool of an available, enabled plugin.
+// validInput is check 2: the input as plain JSON, within the bounds and
+// the tool's schema. The error names the tool and the field.
+func validInput(t *Tool, in map[string]any) (map[string]any, error) {
+	if in == nil {
+		in = map[string]any{}
+	}
+	in, err := normalize(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the input is not JSON: %v", t.ModelName, err)
+	}
+	if err := manifest.CheckInputBounds(t.schema, in); err != nil {
+		return nil, fmt.Errorf("%s: %v", t.ModelName, err)
+	}
+	if err := t.schema.Validate(in); err != nil {
+		return nil, fmt.Errorf("%s: the input does not fit the tool's schema: %s", t.ModelName, manifest.SchemaMessage(err))
+	}
+	return in, nil
+}
+
+// rule is checks 3 to 5 for one tool of an available, enabled plugin.
 func rule(a Actor, e manifest.Effect, mode manifest.Mode, tainted, alwaysAsk, userOnly bool) Decision {
 	switch {
 	case userOnly && a != User:
 		return Decision{Reason: ReasonUserOnly}
+	case a == User:
+		// A call from the user is never questioned: the tap itself shows
+		// what the user wants. Modes are about the agent and the scheduler.
+		return Decision{Allow: true, Reason: ReasonAllowed}
 	case a == Scheduler && e != manifest.Read:
 		return Decision{Reason: ReasonSchedulerNotRead}
 	case mode == manifest.Off || (mode != manifest.Auto && mode != manifest.Ask):
 		return Decision{Reason: ReasonModeOff}
-	case a == User:
-		// The user's own action is the approval; only off stops it.
-		return Decision{Allow: true, Reason: ReasonAllowed}
 	case alwaysAsk && a == Scheduler, mode == manifest.Ask && a == Scheduler:
 		return Decision{Reason: ReasonSchedulerAsk}
 	case alwaysAsk:

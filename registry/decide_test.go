@@ -17,7 +17,7 @@ import (
 // loosest[trust][effect]: the loosest mode a user may choose.
 var loosest = map[string]map[string]string{
 	"official":  {"read": "auto", "write": "auto", "money": "auto", "public": "auto"},
-	"community": {"read": "auto", "write": "auto", "money": "ask", "public": "ask"},
+	"community": {"read": "auto", "write": "ask", "money": "ask", "public": "ask"},
 }
 
 var modeRank = map[string]int{"auto": 0, "ask": 1, "off": 2}
@@ -29,10 +29,10 @@ type row struct {
 }
 
 var rules = []row{
+	{"user", "*", "*", "*", "allow", registry.ReasonAllowed},
 	{"scheduler", "!read", "*", "*", "refuse", registry.ReasonSchedulerNotRead},
 	{"*", "*", "off", "*", "refuse", registry.ReasonModeOff},
 	{"scheduler", "*", "ask", "*", "refuse", registry.ReasonSchedulerAsk},
-	{"user", "*", "*", "*", "allow", registry.ReasonAllowed},
 	{"agent", "*", "ask", "*", "ask", registry.ReasonModeAsk},
 	{"agent", "!read", "*", "yes", "ask", registry.ReasonTainted},
 	{"*", "*", "*", "*", "allow", registry.ReasonAllowed},

@@ -11,15 +11,18 @@
 //
 //  1. the tool exists, its document is available (its requires are met by
 //     the host's capabilities) and enabled;
-//  2. the actor: userOnly tools refuse the agent and the scheduler; the
+//  2. the input against the tool's JSON Schema (bad input is bad input
+//     whatever the mode);
+//  3. the actor: userOnly tools refuse the agent and the scheduler; the
+//     user's own call is never questioned and runs whatever the mode; the
 //     scheduler may call only read tools;
-//  3. the effect's mode for the plugin (auto, ask, off), clamped to what the
-//     document's trust allows: off refuses; ask asks the user through an
-//     Approver (the scheduler cannot ask and is refused); alwaysAsk tools
-//     ask on every agent call;
-//  4. taint: in a tainted turn the agent's write, money and public calls ask
+//  4. the effect's mode for the plugin (auto, ask, off), clamped to what the
+//     document's trust allows (a community document's write, money and
+//     public tools always ask): off refuses the agent and the scheduler;
+//     ask asks the user through an Approver (the scheduler cannot ask and
+//     is refused); alwaysAsk tools ask on every agent call;
+//  5. taint: in a tainted turn the agent's write, money and public calls ask
 //     even when their mode is auto;
-//  5. the input against the tool's JSON Schema;
 //  6. the run, through the document's Runner, one at a time for serial tools.
 //
 // Results reach the agent in an Envelope the engine writes: the source

@@ -63,11 +63,12 @@ func TestOpenHome(t *testing.T) {
 	// modes of an installed plugin live in state.json
 	m, _ := r.Mode("notes", manifest.Write)
 	assert.Equal(t, manifest.Off, m)
-	require.NoError(t, r.SetMode("notes", manifest.Write, manifest.Auto))
+	require.Error(t, r.SetMode("notes", manifest.Write, manifest.Auto), "a community document's writes always ask")
+	require.NoError(t, r.SetMode("notes", manifest.Write, manifest.Ask))
 	require.NoError(t, r.SetEnabled("notes", false))
 	st, err := s.Load()
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"write": "auto", "notes.read": "ask"}, st.Plugins["notes"].Modes)
+	assert.Equal(t, map[string]string{"write": "ask", "notes.read": "ask"}, st.Plugins["notes"].Modes)
 	assert.False(t, st.Plugins["notes"].Enabled)
 	// and of a bundled one in permissions.json
 	require.NoError(t, r.SetMode("classrooms", manifest.Read, manifest.Ask))

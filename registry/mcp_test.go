@@ -270,7 +270,7 @@ func TestMCPURLOnlyElicitationIsRefusedWithAHint(t *testing.T) {
 	require.NoError(t, err, "a tool error, not a JSON-RPC error with code 0")
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(t, res), "refused (no_approver)")
-	assert.Contains(t, text(t, res), "run `harness modes com write auto` to allow it without asking")
+	assert.Contains(t, text(t, res), "a community plugin's write tools always ask: use an MCP client that supports elicitation (form mode)")
 	assert.Zero(t, asked)
 }
 
@@ -284,11 +284,14 @@ func TestAllowHint(t *testing.T) {
 		require.False(t, d.Allow, tool)
 		return registry.AllowHint(d, registry.RunAsker)
 	}
-	assert.Equal(t, "run `harness modes com write auto` to allow it (or `harness modes com write ask` to have it ask first)", hint("com.write", false))
+	assert.Equal(t, "run `harness modes com write ask` to allow it after asking", hint("com.write", false))
+	require.NoError(t, r.SetMode("com", manifest.Write, ""))
+	assert.Equal(t, "a community plugin's write tools always ask: pass --approve", hint("com.write", false))
 	assert.Equal(t, "a community plugin's money tools always ask: pass --approve", hint("com.money", false))
 	assert.Equal(t, "ask.w asks before every call whatever the mode: pass --approve", hint("ask.w", false))
-	require.NoError(t, r.SetMode("com", manifest.Write, manifest.Auto))
-	assert.Contains(t, hint("com.write", true), "this session read untrusted data")
+	mustAdd(t, r, docFiles("off", "", effectTools()), registry.Official, registry.DocOptions{})
+	require.NoError(t, r.SetMode("off", manifest.Write, manifest.Auto))
+	assert.Contains(t, hint("off.write", true), "this session read untrusted data")
 	require.NoError(t, r.SetMode("com", manifest.Read, manifest.Off))
 	assert.Equal(t, "run `harness modes com read auto` to allow it (or `harness modes com read ask` to have it ask first)", hint("com.read", false))
 }

@@ -64,17 +64,19 @@ func Stricter(a, b manifest.Mode) manifest.Mode {
 }
 
 // Loosest is the loosest mode trust allows for an effect: a mode looser than
-// this is clamped to it, and a user cannot set it. Community documents can
-// never spend money or publish without asking; official documents may be
-// set to anything.
+// this is clamped to it, and a user cannot set it. Community documents ask
+// before every write, money and public call (the reference: "Tools from
+// community documents ask you before any write, money or public effect");
+// official
+// documents may be set to anything.
 func Loosest(t Trust, e manifest.Effect) manifest.Mode {
 	if t == Official {
 		return manifest.Auto
 	}
 	switch e {
-	case manifest.Read, manifest.Write:
+	case manifest.Read:
 		return manifest.Auto
-	case manifest.Money, manifest.Public:
+	case manifest.Write, manifest.Money, manifest.Public:
 		return manifest.Ask
 	}
 	return manifest.Off

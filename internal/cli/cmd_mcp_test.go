@@ -213,7 +213,7 @@ func TestRunRefusalNamesTheModesCommand(t *testing.T) {
 	assert.Contains(t, errs, "run `harness modes shuttle write auto` to allow it without asking, or pass --approve")
 	code, _, _ = runCLI(t, env, "modes", "shuttle", "write", "off")
 	require.Equal(t, 0, code)
-	code, _, errs = runCLI(t, env, "run", "shuttle", "book", "--input", in)
+	code, _, errs = runCLI(t, env, "run", "shuttle", "book", "--actor", "agent", "--input", in)
 	assert.Equal(t, 3, code)
 	assert.Contains(t, errs, "run `harness modes shuttle write auto` to allow it")
 }

@@ -29,10 +29,11 @@ func newModesCmd(app *App) *cobra.Command {
 		Use:   "modes ID [EFFECT MODE]",
 		Short: "Show or set a plugin's mode per effect (auto, ask, off), within its trust's bounds",
 		Long: `modes shows, for each effect (read, write, money, public), the mode that applies to
-a plugin's tools: auto runs an agent's call, ask asks the user first, off refuses it.
+a plugin's tools: auto runs an agent's call, ask asks the user first, off refuses it
+(the user's own call runs whatever the mode).
 With EFFECT and MODE it sets one: MODE is auto, ask, off, or default (forget the
 choice). A mode looser than the plugin's trust allows is refused (a community
-plugin's money and public tools always ask at least), with exit 1.
+plugin's write, money and public tools always ask at least), with exit 1.
 
 Modes are stored where the registry keeps them: state.json for installed documents,
 permissions.json for bundled and native plugins. A running harness mcp sees the

@@ -186,9 +186,10 @@ func TestRunOfficialModes(t *testing.T) {
 		{"post", []string{"--actor", "agent", "--trust", "official", "--tainted", "--approve"}, 0, ""},
 		// Community documents cannot loosen: write asks whatever the document says.
 		{"post", []string{"--actor", "agent"}, 3, "--approve"},
-		// Off refuses every actor.
-		{"pay", []string{"--trust", "official"}, 3, "off"},
+		// Off refuses the agent and the scheduler; the user's own call runs.
+		{"pay", []string{"--trust", "official"}, 0, ""},
 		{"pay", []string{"--actor", "agent", "--trust", "official", "--approve"}, 3, "off"},
+		{"pay", []string{"--actor", "scheduler", "--trust", "official"}, 3, "scheduler"},
 	} {
 		t.Run(c.tool+" "+strings.Join(c.flags, " "), func(t *testing.T) {
 			code, out, errs := runCLI(t, nil, append([]string{"run", dir, c.tool}, c.flags...)...)
