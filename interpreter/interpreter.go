@@ -20,6 +20,7 @@ type Program struct {
 	tools  map[string]*tool
 	prefs  map[string]any         // defaults
 	unsafe map[string][]steps.Use // every tool's requests that can send an unsafe method (effect.go)
+	kinds  map[string][]steps.KindUse
 }
 
 type tool struct {
@@ -40,7 +41,7 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		o(&cfg)
 	}
 	var l diag.List
-	prog := &Program{Plugin: p, tools: map[string]*tool{}, prefs: map[string]any{}, unsafe: map[string][]steps.Use{}}
+	prog := &Program{Plugin: p, tools: map[string]*tool{}, prefs: map[string]any{}, unsafe: map[string][]steps.Use{}, kinds: map[string][]steps.KindUse{}}
 	for _, pr := range p.Preferences {
 		prog.prefs[pr.Name] = steps.FromGo(pr.Default)
 	}
@@ -57,6 +58,7 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		block := c.Block(t.Steps, "steps")
 		c.CheckUses()
 		prog.unsafe[t.Name] = unsafeUses(c.Uses)
+		prog.kinds[t.Name] = c.Kinds
 		l.Merge(tl)
 		if tl.HasErrors() {
 			continue
@@ -78,6 +80,10 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 	l.Sort()
 	return prog, l
 }
+
+// Steps lists a tool's steps by kind, in document order, as far as they
+// were read (also for a tool whose steps did not compile).
+func (p *Program) Steps(tool string) []steps.KindUse { return p.kinds[tool] }
 
 // Tools lists the runnable tools' names.
 func (p *Program) Tools() []string {

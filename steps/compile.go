@@ -60,7 +60,14 @@ type Compiler struct {
 	AuthHeaders func(service string) []string
 
 	Uses  []Use
+	Kinds []KindUse // every step compiled, in document order
 	label string
+}
+
+// KindUse is one step of a kind, with where it is written.
+type KindUse struct {
+	Kind string
+	Pos  diag.Pos
 }
 
 // nameRE is what `as` and other variable names look like.
@@ -153,6 +160,7 @@ func (c *Compiler) step(sn *yaml.Node) *Node {
 		return nil
 	}
 	node := &Node{Kind: kindKey.Value, Label: c.label, Pos: pos}
+	c.Kinds = append(c.Kinds, KindUse{Kind: kindKey.Value, Pos: pos})
 	if ifN != nil {
 		node.If = c.CompileJQ(ifN, "if")
 	}

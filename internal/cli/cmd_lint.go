@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -16,20 +17,34 @@ func init() { register(10, newLintCmd) }
 
 func newLintCmd(app *App) *cobra.Command {
 	var asJSON bool
+	var trust string
 	cmd := &cobra.Command{
 		Use:   "lint PATH",
 		Short: "Validate a document (a folder or a single PLUGIN.md)",
 		Long: `lint validates a plugin document and prints each problem as FILE:LINE:COL: message
-(FILE relative to PATH). Exit 0 when valid (warnings may be printed), 1 when invalid.`,
+(FILE relative to PATH). Exit 0 when valid (warnings may be printed), 1 when invalid.
+With --trust official it adds the checks for an official document (a tool returning
+text extracted from HTML must be marked untrusted: true).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, l, err := loadLocal(args[0])
+			official := false
+			switch trust {
+			case "community", "":
+			case "official":
+				official = true
+			default:
+				return Exit(ExitUsage, fmt.Errorf("--trust must be official or community, not %q", trust))
+			}
+			p, l, err := loadLocal(args[0])
 			if err != nil {
 				rl, ok := readProblem(args[0], err)
 				if !ok {
 					return Exit(ExitFailed, err)
 				}
 				l = rl
+			} else if official {
+				l.Merge(checkOfficial(p))
+				l.Sort()
 			}
 			if asJSON {
 				enc := json.NewEncoder(app.Stdout)
@@ -49,6 +64,7 @@ func newLintCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON on stdout")
+	cmd.Flags().StringVar(&trust, "trust", "community", "the trust the document will have: official adds the official checks")
 	return cmd
 }
 
