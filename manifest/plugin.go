@@ -221,10 +221,10 @@ type I18n struct {
 	Preferences map[string]string   `json:"preferences,omitempty"` // name -> title
 }
 
-// ToolI18n is a tool's translated title and description.
+// ToolI18n is a tool's translated title. Its description is never
+// translated: the key is read and ignored with a warning.
 type ToolI18n struct {
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
+	Title string `json:"title,omitempty"`
 }
 
 // Legacy maps identifiers of older releases to the current ones.

@@ -291,7 +291,11 @@ func parseI18n(d *yamlx.Doc, n *yaml.Node, l *diag.List) map[string]I18n {
 					if !ok {
 						continue
 					}
-					t.Tools[tt.Key] = ToolI18n{Title: optString(d, x, "title", l), Description: optString(d, x, "description", l)}
+					if df, ok := x.Get("description"); ok {
+						l.Warnf(d.NodePos(df.KeyN), "i18n.%s.tools.%s.description is ignored: a tool's description is never translated; "+
+							"write it once, in English or Chinese, in the tool's file", f.Key, tt.Key)
+					}
+					t.Tools[tt.Key] = ToolI18n{Title: optString(d, x, "title", l)}
 				}
 			}
 		}

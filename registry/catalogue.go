@@ -48,8 +48,10 @@ type Hidden struct {
 
 // CatalogueOptions shape the catalogue.
 type CatalogueOptions struct {
-	// Lang picks translated titles and descriptions (i18n) where the
-	// document has them.
+	// Lang picks the document's translated plugin name and description
+	// and tool titles (i18n) where it has them. A tool's description is
+	// never translated (the reference: "You can write it in English or
+	// Chinese, and it is never translated").
 	Lang string
 }
 
@@ -102,9 +104,6 @@ func (r *Registry) Catalogue(o CatalogueOptions) (Catalogue, error) {
 			if x, ok := tr.Tools[t.Name]; ok {
 				if x.Title != "" {
 					ct.Title = x.Title
-				}
-				if x.Description != "" {
-					ct.Description = x.Description
 				}
 			}
 			cp.Tools = append(cp.Tools, ct)
