@@ -128,7 +128,7 @@ func TestCheckVerdicts(t *testing.T) {
 	}{
 		{"narrower is applied", plugin("a", "a", "1.1.0", strings.Replace(cardFront, "  abilities: [kv]\n", "", 1), map[string]string{"x": "read"}), StatusApply, false, false, "access.abilities"},
 		{"wider is pending", plugin("a", "a", "1.1.0", strings.Replace(cardFront, "paths: [/api/]", "paths: [/]", 1), map[string]string{"x": "read"}), StatusPending, true, false, "access.campus.card.paths"},
-		{"same version other content is held", plugin("a", "a", "1.0.0", cardFront, map[string]string{"x": "read", "y": "read"}), StatusHeld, false, true, "tools.y"},
+		{"same version other content is applied", plugin("a", "a", "1.0.0", cardFront, map[string]string{"x": "read", "y": "read"}), StatusApply, false, false, "tools.y"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

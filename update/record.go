@@ -119,7 +119,7 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 					continue
 				}
 				e.SetLastUpdate(&fetch.LastUpdate{FromVersion: e.Version, ToVersion: r.Version, FromHash: e.Hash, ToHash: h,
-					At: now.UTC(), Changes: ChangeLines(r.Decision.Delta)})
+					At: now.UTC(), Changes: r.Decision.Lines()})
 				e.Hash, e.Version, e.Pending = h, r.Version, nil
 				if r.Plugin != nil && r.Plugin.Name != "" {
 					e.Name = r.Plugin.Name
@@ -142,7 +142,7 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 					found = e.Pending.Found
 				}
 				p := &fetch.Pending{Hash: h, Version: r.Version, Ref: r.Ref, Commit: r.Commit, ETag: r.ETag, LastModified: r.LastModified,
-					Found: found, Wider: r.Decision.Delta.Wider, Downgrade: r.Status == StatusHeld, Changes: ChangeLines(r.Decision.Delta)}
+					Found: found, Wider: r.Decision.Delta.Wider, Downgrade: r.Status == StatusHeld, Changes: r.Decision.Lines()}
 				p.SetWarning(r.Decision.Warning)
 				e.Pending = p
 			}

@@ -95,7 +95,7 @@ harness list. --check only reports and changes nothing. Exit 0.`,
 			reports := make([]updateReport, len(results))
 			for i, r := range results {
 				rep := updateReport{ID: r.ID, Status: string(r.Status), Version: r.Version, Hash: r.Hash,
-					Wider: r.Decision.Delta.Wider, Warning: r.Decision.Warning, Changes: update.ChangeLines(r.Decision.Delta)}
+					Wider: r.Decision.Delta.Wider, Warning: r.Decision.Warning, Changes: r.Decision.Lines()}
 				rep.Applied = r.Status == update.StatusApply && !check
 				if r.Err != nil && r.Status == update.StatusSkipped {
 					rep.Warning = r.Err.Error()
@@ -141,7 +141,7 @@ func printUpdates(app *App, list []update.Installed, results []update.Result, ch
 		return
 	}
 	changes := func(r update.Result) {
-		for _, l := range update.ChangeLines(r.Decision.Delta) {
+		for _, l := range r.Decision.Lines() {
 			fmt.Fprintf(w, "    %s\n", review.SafeText(l))
 		}
 	}

@@ -295,11 +295,16 @@ func TestUpdateURL(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, "1.2.0", loadState(t, home).Plugins["news"].Version)
 
-	// Same version, other content: held.
+	// Same version, other content, same access: the content hash is the
+	// identity, so it applies at once, and the record says so.
 	u.set(updDoc("news", "1.2.0", frontWider, "More words.\n"), 0)
 	code, out, _ = runCLI(t, env(t0.Add(80*time.Hour)), "update")
 	require.Equal(t, 0, code)
-	require.Contains(t, out, "news: update held: version 1.2.0 is unchanged but its content changed")
+	require.Contains(t, out, "news: updated 1.2.0 → 1.2.0 (same or narrower access)\n    content changed, version unchanged\n")
+	e = loadState(t, home).Plugins["news"]
+	require.Nil(t, e.Pending)
+	require.NotNil(t, e.LastUpdate())
+	require.Equal(t, "content changed, version unchanged", e.LastUpdate().Changes[0])
 
 	// Gone and server errors: recorded, the installed version stays.
 	for _, status := range []int{http.StatusNotFound, http.StatusInternalServerError} {
