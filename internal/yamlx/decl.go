@@ -317,3 +317,36 @@ func orList(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
+
+// Strings is a list-of-strings key's value or default (nil when neither).
+func (o *Obj) Strings(name string) []string {
+	list, _ := o.Value(name).([]any)
+	if list == nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// StringMap is a map-of-strings key's value (MapOf String), nil when absent.
+func (o *Obj) StringMap(name string) map[string]string {
+	entries, _ := o.Value(name).([]Entry)
+	if entries == nil {
+		return nil
+	}
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		if s, ok := e.Value.(string); ok {
+			out[e.Key] = s
+		}
+	}
+	return out
+}
+
+// Obj is a nested mapping key's value (Object), nil when absent.
+func (o *Obj) Obj(name string) *Obj { x, _ := o.Value(name).(*Obj); return x }
