@@ -63,3 +63,23 @@ func TestObjCollections(t *testing.T) {
 	assert.Nil(t, o.StringMap("map"))
 	assert.Nil(t, o.Obj("sub"))
 }
+
+func TestIntHintAndScalar(t *testing.T) {
+	d := &Decl{Name: "r", Fields: []Field{
+		{Name: "status", Type: Int{Min: 100, Max: 599, Hint: "an HTTP status"}},
+		{Name: "q", Type: MapOf{Of: Scalar{}}},
+	}}
+	o, ok, l := decode(t, "status: 302\nq: {a: 1, b: true, c: x}\n", d)
+	require.True(t, ok, l.Error())
+	assert.Equal(t, int64(302), o.Int("status"))
+	assert.Equal(t, map[string]string{"a": "1", "b": "true", "c": "x"}, o.StringMap("q"))
+	_, ok, l = decode(t, "status: 99\nq: {a: [1], b: null}\n", d)
+	require.False(t, ok)
+	assert.Equal(t, "f.yaml:1:9: status 99 is not an HTTP status\n"+
+		"f.yaml:2:8: q value \"a\" must be a string, number or boolean, not a list\n"+
+		"f.yaml:2:16: q value \"b\" must be a string, number or boolean, not null", l.Error())
+	g := NewGen()
+	s := g.Object(d)["properties"].(map[string]any)
+	assert.Equal(t, map[string]any{"type": "integer", "minimum": int64(100), "maximum": int64(599)}, s["status"])
+	assert.Equal(t, []any{"string", "number", "boolean"}, s["q"].(map[string]any)["additionalProperties"].(map[string]any)["type"])
+}

@@ -89,7 +89,12 @@ func (t String) Name() string {
 }
 
 // Int is an integer scalar at least Min and, when Max is not 0, at most Max.
-type Int struct{ Min, Max int64 }
+// Hint, when set, names the range in words: "status 99 is not an HTTP
+// status".
+type Int struct {
+	Min, Max int64
+	Hint     string
+}
 
 func (t Int) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
 	v, ok := c.Doc.Int(n, what, c.L)
@@ -97,7 +102,9 @@ func (t Int) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
 		return nil, false
 	}
 	if v < t.Min || t.Max != 0 && v > t.Max {
-		if t.Max != 0 {
+		if t.Hint != "" {
+			c.Errorf(n, "%s %d is not %s", what, v, t.Hint)
+		} else if t.Max != 0 {
 			c.Errorf(n, "%s must be between %d and %d", what, t.Min, t.Max)
 		} else {
 			c.Errorf(n, "%s must be at least %d", what, t.Min)
@@ -306,6 +313,22 @@ func (t Either) Schema(g *Gen) map[string]any {
 }
 func (t Either) Name() string   { return t.Scalar.Name() + " | " + t.Mapping.Name() }
 func (t Either) Decls() []*Decl { return append(declsOf(t.Scalar), declsOf(t.Mapping)...) }
+
+// Scalar is a string, number or boolean scalar, read as its text as written
+// (a query value: text on the wire).
+type Scalar struct{}
+
+func (Scalar) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		c.Errorf(n, "%s must be a string, number or boolean, not %s", what, Describe(n))
+		return nil, false
+	}
+	return n.Value, true
+}
+func (Scalar) Schema(*Gen) map[string]any {
+	return map[string]any{"type": []any{"string", "number", "boolean"}}
+}
+func (Scalar) Name() string { return "string, number or boolean" }
 
 // Any is any JSON value; it decodes to nil, bool, int64, float64, string,
 // []any or map[string]any.
