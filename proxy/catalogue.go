@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,7 +17,6 @@ import (
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/netguard"
 	"github.com/pkuinfo/harness/internal/yamlx"
-	"go.yaml.in/yaml/v3"
 )
 
 // Catalogue maps a campus service's name to its entry.
@@ -206,13 +206,45 @@ func (c Catalogue) Validate() error {
 // maxConfigBytes bounds a services or secrets file.
 const maxConfigBytes = 1 << 20
 
-var serviceKeys = []string{"origin", "auth", "login", "csrf", "headers", "query", "concurrency", "entry", "networks"}
+// serviceDecl declares one entry of a services file, and authDecl,
+// loginDecl and csrfDecl its parts: the decoder, the JSON Schema
+// (docs/schema/services.schema.json) and the reference read them.
+var serviceDecl = &yamlx.Decl{Name: "a service", Def: "service", Doc: "One campus service: where it lives, how its session is attached, how it says the session has expired.", Fields: []yamlx.Field{
+	{Name: "origin", Type: yamlx.String{MinLen: 1}, Required: true, Doc: "scheme://host[:port]: https, or http for a loopback address."},
+	{Name: "auth", Type: yamlx.Object{Decl: authDecl}, Doc: "The session parts the proxy attaches from the keystore."},
+	{Name: "login", Type: yamlx.Object{Decl: loginDecl}, Doc: "How the service signals a missing or expired session."},
+	{Name: "csrf", Type: yamlx.Object{Decl: csrfDecl}, Doc: "A cookie whose value the proxy copies into a header."},
+	{Name: "headers", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Fixed headers the service always needs; they win over a step's header of the same name."},
+	{Name: "query", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Fixed query parameters, added when a request lacks them."},
+	{Name: "concurrency", Type: yamlx.Int{Min: 0, Max: 64}, Default: int64(0), Doc: "Requests in flight to the service across calls (0: the proxy's default)."},
+	{Name: "entry", Type: yamlx.List{Of: yamlx.String{}, Max: 256}, Doc: "Login and hand-off entry points: path prefixes a step never requests and whose answers are never stored."},
+	{Name: "networks", Type: yamlx.List{Of: yamlx.String{}, Max: 64}, Doc: "Campus address blocks the service's hosts live in, beyond 162.105.0.0/16 (\"115.27.0.0/16\")."},
+}}
+
+var authDecl = &yamlx.Decl{Name: "auth", Fields: []yamlx.Field{
+	{Name: "cookies", Type: yamlx.List{Of: yamlx.String{}}, Doc: "Session cookie names; \"*\" attaches every stored cookie."},
+	{Name: "headers", Type: yamlx.List{Of: yamlx.String{}}, Doc: "Session header names (Authorization, synjones-auth, …)."},
+}}
+
+var loginDecl = &yamlx.Decl{Name: "login", Fields: []yamlx.Field{
+	{Name: "redirect", Type: yamlx.String{}, Doc: "A path prefix (on any host) or absolute URL prefix: a redirect there means the session has expired."},
+	{Name: "redirects", Type: yamlx.List{Of: yamlx.String{}}, Doc: "More such prefixes."},
+	{Name: "status", Type: yamlx.List{Of: yamlx.Int{Min: 100, Max: 599, Hint: "an HTTP status"}}, Doc: "HTTP statuses that mean expired."},
+	{Name: "json", Type: yamlx.MapOf{Of: yamlx.List{Of: yamlx.Scalar{}}}, Doc: "A top-level field of a JSON body and the values that mean expired, compared as text."},
+}}
+
+var csrfDecl = &yamlx.Decl{Name: "csrf", Fields: []yamlx.Field{
+	{Name: "cookie", Type: yamlx.String{}, Doc: "The cookie holding the token (with header)."},
+	{Name: "header", Type: yamlx.String{}, Doc: "The header the proxy copies it into (with cookie)."},
+}}
+
+// serviceNameRE is validName's rule, for the schema.
+var serviceNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 
 // LoadServices reads a services file (CONTRACT.md): a YAML mapping from
-// service name to {origin, auth: {cookies, headers}, login: {redirect,
-// redirects, status, json}, csrf: {cookie, header}, headers, query,
-// concurrency, entry, networks}. Unknown keys, anchors, aliases and tags are refused; every
-// problem is reported as FILE:LINE:COL: message.
+// service name to an entry as serviceDecl declares it. Unknown keys,
+// anchors, aliases and tags are refused; every problem is reported as
+// FILE:LINE:COL: message.
 func LoadServices(path string) (Catalogue, error) {
 	src, err := readConfig(path)
 	if err != nil {
@@ -230,20 +262,40 @@ func LoadServices(path string) (Catalogue, error) {
 	if !ok {
 		return nil, &l
 	}
+	c := yamlx.NewCtx(doc, &l, nil)
 	out := make(Catalogue, len(top.Fields))
 	for _, f := range top.Fields {
-		s := &Service{Name: f.Key}
 		if !validName(f.Key) {
 			l.Errorf(doc.NodePos(f.KeyN), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", f.Key)
+			continue
 		}
-		m, ok := doc.Mapping(f.Value, "service "+strconv.Quote(f.Key), serviceKeys, &l)
+		decl := *serviceDecl
+		decl.Name = "service " + strconv.Quote(f.Key)
+		o, ok := c.Object(f.Value, &decl)
 		if !ok {
 			continue
 		}
-		decodeService(doc, m, s, &l)
-		if _, has := m.Get("origin"); !has {
-			l.Errorf(doc.NodePos(f.Value), "service %q has no origin", f.Key)
-		} else if _, err := compileService(f.Key, s); err != nil {
+		auth, login, csrf := o.Obj("auth"), o.Obj("login"), o.Obj("csrf")
+		s := &Service{Name: f.Key, Origin: o.String("origin"),
+			Auth:    Auth{Cookies: auth.Strings("cookies"), Headers: auth.Strings("headers")},
+			Login:   Login{Redirect: login.String("redirect"), Redirects: login.Strings("redirects")},
+			CSRF:    CSRF{Cookie: csrf.String("cookie"), Header: csrf.String("header")},
+			Headers: o.StringMap("headers"), Query: o.StringMap("query"), Concurrency: int(o.Int("concurrency")),
+			Entry: o.Strings("entry"), Networks: o.Strings("networks")}
+		if st, _ := login.Value("status").([]any); st != nil {
+			for _, v := range st {
+				s.Login.Status = append(s.Login.Status, int(v.(int64)))
+			}
+		}
+		if js, _ := login.Value("json").([]yamlx.Entry); js != nil {
+			s.Login.JSON = map[string][]string{}
+			for _, e := range js {
+				for _, v := range e.Value.([]any) {
+					s.Login.JSON[e.Key] = append(s.Login.JSON[e.Key], v.(string))
+				}
+			}
+		}
+		if _, err := compileService(f.Key, s); err != nil {
 			l.Errorf(doc.NodePos(f.Value), "%s", err.Error())
 		}
 		out[f.Key] = s
@@ -255,90 +307,14 @@ func LoadServices(path string) (Catalogue, error) {
 	return out, nil
 }
 
-func decodeService(doc *yamlx.Doc, m *yamlx.Map, s *Service, l *diag.List) {
-	what := "service " + strconv.Quote(s.Name)
-	for _, f := range m.Fields {
-		switch f.Key {
-		case "origin":
-			s.Origin, _ = doc.String(f.Value, what+" origin", l)
-		case "auth":
-			am, ok := doc.Mapping(f.Value, what+" auth", []string{"cookies", "headers"}, l)
-			if !ok {
-				continue
-			}
-			if x, ok := am.Get("cookies"); ok {
-				s.Auth.Cookies, _ = doc.Strings(x.Value, what+" auth cookies", l)
-			}
-			if x, ok := am.Get("headers"); ok {
-				s.Auth.Headers, _ = doc.Strings(x.Value, what+" auth headers", l)
-			}
-		case "login":
-			lm, ok := doc.Mapping(f.Value, what+" login", []string{"redirect", "redirects", "status", "json"}, l)
-			if !ok {
-				continue
-			}
-			if x, ok := lm.Get("redirect"); ok {
-				s.Login.Redirect, _ = doc.String(x.Value, what+" login redirect", l)
-			}
-			if x, ok := lm.Get("redirects"); ok {
-				s.Login.Redirects, _ = doc.Strings(x.Value, what+" login redirects", l)
-			}
-			if x, ok := lm.Get("status"); ok {
-				if x.Value.Kind != yaml.SequenceNode {
-					l.Errorf(doc.NodePos(x.Value), "%s login status must be a list of HTTP statuses, not %s", what, yamlx.Describe(x.Value))
-				} else {
-					for _, c := range x.Value.Content {
-						if v, ok := doc.Int(c, what+" login status", l); ok {
-							s.Login.Status = append(s.Login.Status, int(v))
-						}
-					}
-				}
-			}
-			if x, ok := lm.Get("json"); ok {
-				jm, ok := doc.Mapping(x.Value, what+" login json", nil, l)
-				if !ok {
-					continue
-				}
-				s.Login.JSON = map[string][]string{}
-				for _, jf := range jm.Fields {
-					if jf.Value.Kind != yaml.SequenceNode {
-						l.Errorf(doc.NodePos(jf.Value), "%s login json %q must be a list of values, not %s", what, jf.Key, yamlx.Describe(jf.Value))
-						continue
-					}
-					for _, c := range jf.Value.Content {
-						if c.Kind != yaml.ScalarNode || c.Tag == "!!null" {
-							l.Errorf(doc.NodePos(c), "%s login json %q values must be numbers, strings or booleans", what, jf.Key)
-							continue
-						}
-						s.Login.JSON[jf.Key] = append(s.Login.JSON[jf.Key], c.Value)
-					}
-				}
-			}
-		case "csrf":
-			cm, ok := doc.Mapping(f.Value, what+" csrf", []string{"cookie", "header"}, l)
-			if !ok {
-				continue
-			}
-			if x, ok := cm.Get("cookie"); ok {
-				s.CSRF.Cookie, _ = doc.String(x.Value, what+" csrf cookie", l)
-			}
-			if x, ok := cm.Get("header"); ok {
-				s.CSRF.Header, _ = doc.String(x.Value, what+" csrf header", l)
-			}
-		case "headers":
-			s.Headers, _ = doc.StringMap(f.Value, what+" headers", l)
-		case "query":
-			s.Query, _ = doc.StringMap(f.Value, what+" query", l)
-		case "concurrency":
-			if v, ok := doc.Int(f.Value, what+" concurrency", l); ok {
-				s.Concurrency = int(v)
-			}
-		case "entry":
-			s.Entry, _ = doc.Strings(f.Value, what+" entry", l)
-		case "networks":
-			s.Networks, _ = doc.Strings(f.Value, what+" networks", l)
-		}
-	}
+// ServicesSchema is the JSON Schema of a services file, generated from the
+// declarations (docs/schema/services.schema.json).
+func ServicesSchema() map[string]any {
+	g := yamlx.NewGen()
+	root := map[string]any{"type": "object", "propertyNames": map[string]any{"pattern": serviceNameRE.String()},
+		"additionalProperties": g.Object(serviceDecl)}
+	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/services.schema.json", "A services file (--services)",
+		"Campus services by name, each replacing the built-in entry of that name whole. Reference: docs/proxy.md.", root, g)
 }
 
 func readConfig(path string) ([]byte, error) {

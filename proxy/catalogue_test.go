@@ -66,7 +66,7 @@ func TestLoadServicesStrict(t *testing.T) {
 	for text, want := range map[string]string{
 		"card:\n  origin: https://a.example\n  oigin: x\n":                     `unknown key "oigin"`,
 		"card:\n  auth: {cookie: [a]}\n  origin: https://a.example\n":          `unknown key "cookie"`,
-		"card:\n  auth: {cookies: [a]}\n":                                      `has no origin`,
+		"card:\n  auth: {cookies: [a]}\n":                                      `service "card" needs "origin"`,
 		"card:\n  origin: http://example.com\n":                                `must use https`,
 		"card:\n  origin: https://a.example/path\n":                            `scheme://host[:port] only`,
 		"card:\n  origin: https://u:p@a.example\n":                             `scheme://host[:port] only`,

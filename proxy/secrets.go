@@ -21,11 +21,15 @@ import (
 	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
+	"go.yaml.in/yaml/v3"
 )
 
 // minSecretLen is the shortest credential value accepted: shorter ones
 // cannot be redacted without destroying ordinary text.
 const minSecretLen = 4
+
+// maxSecretLen bounds a credential value.
+const maxSecretLen = 16 << 10
 
 // Secrets is the secrets file: a service's session values by service name.
 type Secrets map[string]*ServiceSecrets
@@ -52,6 +56,55 @@ type serviceLister interface {
 	Services() []string
 }
 
+// SecretsDecl declares one service's session in a secrets file (and in a
+// test file's secrets): the decoder and the JSON Schemas read it.
+var SecretsDecl = &yamlx.Decl{Name: "secrets", Def: "serviceSecrets", Doc: "One service's session values, as the catalogue attaches them.", Fields: []yamlx.Field{
+	{Name: "cookies", Type: yamlx.MapOf{Of: secretValue{}}, Doc: "Cookie values by cookie name."},
+	{Name: "headers", Type: yamlx.MapOf{Of: secretValue{}}, Doc: "Header values by header name (Authorization, synjones-auth, …)."},
+}}
+
+// secretValue is a credential: a string whose checks never quote it.
+type secretValue struct{}
+
+func (secretValue) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	return c.Doc.String(n, what, c.L)
+}
+func (secretValue) Name() string { return "secret" }
+func (secretValue) Schema(*yamlx.Gen) map[string]any {
+	return map[string]any{"type": "string", "minLength": minSecretLen, "maxLength": maxSecretLen, "pattern": `^\S(.*\S)?$`,
+		"description": "At least 4 characters, no surrounding spaces (shorter values cannot be redacted)."}
+}
+
+// DecodeSecrets reads a mapping from service name to SecretsDecl's
+// session, as written (names and values are checked by the caller).
+func DecodeSecrets(c *yamlx.Ctx, n *yaml.Node, what string) (Secrets, bool) {
+	top, ok := c.Doc.Mapping(n, what, nil, c.L)
+	if !ok {
+		return nil, false
+	}
+	out := make(Secrets, len(top.Fields))
+	for _, f := range top.Fields {
+		decl := *SecretsDecl
+		decl.Name = "secrets of " + strconv.Quote(f.Key)
+		o, good := c.Object(f.Value, &decl)
+		ok = ok && good
+		if good {
+			out[f.Key] = &ServiceSecrets{Cookies: o.StringMap("cookies"), Headers: o.StringMap("headers")}
+		}
+	}
+	return out, ok
+}
+
+// SecretsSchema is the JSON Schema of a secrets file, generated from
+// SecretsDecl (docs/schema/secrets.schema.json).
+func SecretsSchema() map[string]any {
+	g := yamlx.NewGen()
+	root := map[string]any{"type": "object", "propertyNames": map[string]any{"pattern": serviceNameRE.String()},
+		"additionalProperties": g.Object(SecretsDecl)}
+	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/secrets.schema.json", "A secrets file (--secrets)",
+		"Session values per campus service, for one run. Reference: docs/proxy.md.", root, g)
+}
+
 // LoadSecrets reads a secrets file (CONTRACT.md): a YAML mapping from
 // service name to {cookies: {NAME: VALUE}, headers: {NAME: VALUE}}. Errors
 // name the file, line and column, never a value.
@@ -68,34 +121,22 @@ func LoadSecrets(path string) (Secrets, error) {
 		}
 		return Secrets{}, nil
 	}
-	top, ok := doc.Mapping(doc.Root, "the secrets file", nil, &l)
-	if !ok {
-		return nil, &l
-	}
-	out := make(Secrets, len(top.Fields))
-	for _, f := range top.Fields {
-		if !validName(f.Key) {
-			l.Errorf(doc.NodePos(f.KeyN), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", f.Key)
+	read, _ := DecodeSecrets(yamlx.NewCtx(doc, &l, nil), doc.Root, "the secrets file")
+	out := make(Secrets, len(read))
+	for i := 0; i+1 < len(doc.Root.Content); i += 2 {
+		k, v := doc.Root.Content[i], doc.Root.Content[i+1]
+		if !validName(k.Value) {
+			l.Errorf(doc.NodePos(k), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", k.Value)
 			continue
 		}
-		what := "secrets of " + strconv.Quote(f.Key)
-		m, ok := doc.Mapping(f.Value, what, []string{"cookies", "headers"}, &l)
-		if !ok {
-			continue
+		if ss, ok := read[k.Value]; ok {
+			norm, err := normaliseSecrets(k.Value, ss)
+			if err != nil {
+				l.Errorf(doc.NodePos(v), "%s", err.Error())
+				continue
+			}
+			out[k.Value] = norm
 		}
-		ss := &ServiceSecrets{}
-		if x, ok := m.Get("cookies"); ok {
-			ss.Cookies, _ = doc.StringMap(x.Value, what+" cookies", &l)
-		}
-		if x, ok := m.Get("headers"); ok {
-			ss.Headers, _ = doc.StringMap(x.Value, what+" headers", &l)
-		}
-		norm, err := normaliseSecrets(f.Key, ss)
-		if err != nil {
-			l.Errorf(doc.NodePos(f.Value), "%s", err.Error())
-			continue
-		}
-		out[f.Key] = norm
 	}
 	if l.HasErrors() {
 		l.Sort()
@@ -143,7 +184,7 @@ func checkSecretValue(v string) error {
 	if len(v) < minSecretLen {
 		return fmt.Errorf("is shorter than %d characters (too short to be redacted reliably)", minSecretLen)
 	}
-	if len(v) > 16<<10 {
+	if len(v) > maxSecretLen {
 		return errors.New("is longer than 16 KiB")
 	}
 	if !validHeaderValue(v) {
