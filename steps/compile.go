@@ -1,11 +1,9 @@
 package steps
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
@@ -62,6 +60,7 @@ type Compiler struct {
 	Uses  []Use
 	Kinds []KindUse // every step compiled, in document order
 	label string
+	x     *yamlx.Ctx
 }
 
 // KindUse is one step of a kind, with where it is written.
@@ -125,61 +124,38 @@ func (c *Compiler) step(sn *yaml.Node) *Node {
 		c.L.Errorf(pos, "a step must be a mapping with one kind key (%s), not %s", strings.Join(c.Registry.Kinds(), ", "), yamlx.Describe(sn))
 		return nil
 	}
-	var kindKey, kindVal, asN, ifN *yaml.Node
-	bad := false
+	decl := c.Registry.stepDecl()
+	o, good := c.ctx().Object(sn, decl)
+	var kindKey, kindVal *yaml.Node
 	for i := 0; i+1 < len(sn.Content); i += 2 {
-		k, v := sn.Content[i], sn.Content[i+1]
-		switch {
-		case k.Value == "as":
-			asN = v
-		case k.Value == "if":
-			ifN = v
-		case c.Registry.has(k.Value):
-			if kindKey != nil {
-				c.L.Errorf(c.Doc.NodePos(k), "a step has one kind, but this one has %q and %q", kindKey.Value, k.Value)
-				bad = true
-				continue
-			}
-			kindKey, kindVal = k, v
-		default:
-			known := append(c.Registry.Kinds(), "as", "if")
-			msg := fmt.Sprintf("unknown step key %q", k.Value)
-			if s := yamlx.Suggest(k.Value, known); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			} else {
-				msg += " (kinds: " + strings.Join(c.Registry.Kinds(), ", ") + ")"
-			}
-			c.L.Errorf(c.Doc.NodePos(k), "%s", msg)
-			bad = true
+		k := sn.Content[i]
+		if !c.Registry.has(k.Value) {
+			continue
 		}
+		if kindKey != nil {
+			c.L.Errorf(c.Doc.NodePos(k), "a step has one kind, but this one has %q and %q", kindKey.Value, k.Value)
+			good = false
+			continue
+		}
+		kindKey, kindVal = k, sn.Content[i+1]
 	}
 	if kindKey == nil {
-		if !bad {
+		if good {
 			c.L.Errorf(pos, "a step needs one kind key: %s", strings.Join(c.Registry.Kinds(), ", "))
 		}
 		return nil
 	}
 	node := &Node{Kind: kindKey.Value, Label: c.label, Pos: pos}
 	c.Kinds = append(c.Kinds, KindUse{Kind: kindKey.Value, Pos: pos})
-	if ifN != nil {
-		node.If = c.CompileJQ(ifN, "if")
+	if v, ok := o.Get("if"); ok {
+		node.If = v.Value.(*JQ)
 	}
-	e := c.Registry.kinds[kindKey.Value]
-	node.Step = e.decode(c, kindVal)
+	c.ctx().Within(decl, func() { node.Step = c.Registry.kinds[kindKey.Value].decode(c, kindVal) })
 	// The name is bound after the step: the step itself does not see it.
-	if asN != nil {
-		if name, ok := c.Doc.String(asN, "as", c.L); ok {
-			switch {
-			case !nameRE.MatchString(name):
-				c.L.Errorf(c.Doc.NodePos(asN), "as: %q is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
-			case reservedNames[name]:
-				c.L.Errorf(c.Doc.NodePos(asN), "as: $%s is reserved", name)
-			default:
-				node.As = c.Scope.Bind(name) + 1
-			}
-		}
+	if v, ok := o.Get("as"); ok {
+		node.As = c.Scope.Bind(v.Value.(string)) + 1
 	}
-	if node.Step == nil || bad {
+	if node.Step == nil || !good {
 		return nil
 	}
 	return node
@@ -187,25 +163,24 @@ func (c *Compiler) step(sn *yaml.Node) *Node {
 
 func (r *Registry) has(kind string) bool { _, ok := r.kinds[kind]; return ok }
 
-// Fields reads a kind's mapping, refusing keys the spec does not list and
-// reporting missing required ones.
-func (c *Compiler) Fields(n *yaml.Node, spec *Spec) (*yamlx.Map, bool) {
-	known := make([]string, len(spec.Fields))
-	for i, f := range spec.Fields {
-		known[i] = f.Name
+// ctx is the compiler's declared-value decoding (its Env is c).
+func (c *Compiler) ctx() *yamlx.Ctx {
+	if c.x == nil || c.x.Doc != c.Doc || c.x.L != c.L {
+		c.x = yamlx.NewCtx(c.Doc, c.L, c)
 	}
-	m, ok := c.Doc.Mapping(n, spec.Kind, known, c.L)
-	if !ok {
-		return nil, false
-	}
-	for _, f := range spec.Fields {
-		if f.Required && !m.Has(f.Name) {
-			c.L.Errorf(c.Doc.NodePos(n), "%s needs %q", spec.Kind, f.Name)
-			ok = false
-		}
-	}
-	return m, ok
+	return c.x
 }
+
+// Decode reads a kind's mapping against its declaration (see
+// yamlx.Ctx.Object): unknown, misplaced, mistyped and missing keys are
+// reported; the values come typed and compiled, with defaults.
+func (c *Compiler) Decode(n *yaml.Node, d *yamlx.Decl) (*yamlx.Obj, bool) {
+	return c.ctx().Object(n, d)
+}
+
+// Within decodes in fn with d as an enclosing declaration (for a field a
+// kind decodes itself, later).
+func (c *Compiler) Within(d *yamlx.Decl, fn func()) { c.ctx().Within(d, fn) }
 
 // Pos is a node's file position.
 func (c *Compiler) Pos(n *yaml.Node) diag.Pos { return c.Doc.NodePos(n) }
@@ -215,17 +190,15 @@ func (c *Compiler) Errorf(n *yaml.Node, format string, args ...any) {
 	c.L.Errorf(c.Doc.NodePos(n), format, args...)
 }
 
-// Int reads a positive integer no larger than max.
-func (c *Compiler) Int(n *yaml.Node, what string, max int) (int, bool) {
-	v, ok := c.Doc.Int(n, what, c.L)
-	if !ok {
-		return 0, false
+// Cap checks a declared integer against a ceiling known only when
+// compiling (a host limit): it returns the value, or the ceiling and false.
+func (c *Compiler) Cap(v yamlx.Val, what string, max int, good bool) (int, bool) {
+	n := v.Value.(int64)
+	if n > int64(max) {
+		c.Errorf(v.Node, "%s must be between 1 and %d", what, max)
+		return max, false
 	}
-	if v < 1 || v > int64(max) {
-		c.Errorf(n, "%s must be between 1 and %d", what, max)
-		return 0, false
-	}
-	return int(v), true
+	return int(n), good
 }
 
 // Text reads a scalar that holds a jq program or a template: a string, or
@@ -252,24 +225,6 @@ func (c *Compiler) Text(n *yaml.Node, what string, jqNull bool) (string, bool) {
 		c.L.Errorf(c.Doc.NodePos(n), "%s must be text (a string, a number or true/false), not %s", what, yamlx.Describe(n))
 	}
 	return "", false
-}
-
-// Duration reads a duration ("500ms", "10s") no longer than max.
-func (c *Compiler) Duration(n *yaml.Node, what string, max time.Duration) (time.Duration, bool) {
-	s, ok := c.Doc.String(n, what, c.L)
-	if !ok {
-		return 0, false
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		c.Errorf(n, "%s: %q is not a duration such as 500ms or 10s", what, s)
-		return 0, false
-	}
-	if d > max {
-		c.Errorf(n, "%s must be at most %s", what, max)
-		return 0, false
-	}
-	return d, true
 }
 
 // Use records what a step reaches.

@@ -19,20 +19,11 @@ func Markdown(r *Registry) string {
 		if s.Short != "" {
 			fmt.Fprintf(&b, "Value: %s.\n\n", s.Short)
 		}
-		if len(s.Fields) > 0 {
-			b.WriteString("| key | type | default | |\n|---|---|---|---|\n")
-			for _, f := range s.Fields {
-				def := f.Default
-				if f.Required {
-					def = "required"
-				}
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.Name, esc(f.Type), esc(def), esc(f.Doc))
-			}
+		if s.Decl != nil {
+			b.WriteString(s.Decl.Table())
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "```yaml\n%s\n```\n\n", s.Example)
 	}
 	return b.String()
 }
-
-func esc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

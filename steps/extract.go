@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"strings"
+
 	"github.com/itchyny/gojq"
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -20,45 +23,88 @@ type fieldSpec[S any] struct {
 	all  bool
 }
 
-// decodeFields reads NAME: SELECTOR | {select, attr, all}.
-func decodeFields[S any](c *Compiler, n *yaml.Node, compile func(*yaml.Node, string) (S, bool)) ([]fieldSpec[S], bool) {
-	type fld = fieldSpec[S]
-	m, ok := c.Doc.Mapping(n, "fields", nil, c.L)
+// extractDecl declares html's and xml's keys, with sel the selector type
+// (a CSS selector, an element path).
+func extractDecl(kind, doc string, sel yamlx.Type, selDoc, fieldsDoc string) *yamlx.Decl {
+	return &yamlx.Decl{Name: kind, Fields: []yamlx.Field{
+		{Name: "from", Type: JQType, Default: ".body", Doc: doc},
+		{Name: "select", Type: sel, Required: true, Doc: selDoc},
+		{Name: "fields", Type: fieldsType{field: &yamlx.Decl{Name: "a field", Fields: []yamlx.Field{
+			{Name: "select", Type: sel, Doc: "the match inside the element (default: the element itself)"},
+			{Name: "attr", Type: yamlx.String{}, Doc: "the attribute's value instead of the text"},
+			{Name: "all", Type: yamlx.Bool{}, Default: false, Doc: "a list of every match instead of the first"},
+		}}}, Doc: fieldsDoc},
+		{Name: "min", Type: yamlx.Int{Min: 1}, Doc: "fail the step when fewer elements match select (a page whose layout changed)"},
+	}}
+}
+
+// fieldsType is NAME: SELECTOR | {select, attr, all}; it decodes to
+// []fieldSpec[any], each selector as its type decodes it.
+type fieldsType struct{ field *yamlx.Decl }
+
+func (t fieldsType) sel() yamlx.Field { f, _ := t.field.Field("select"); return *f }
+
+func (t fieldsType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	m, ok := c.Doc.Mapping(n, what, nil, c.L)
 	if !ok {
 		return nil, false
 	}
-	var out []fld
-	good := true
+	var out []fieldSpec[any]
 	for _, kv := range m.Fields {
-		fd := fld{name: kv.Key}
+		fd := fieldSpec[any]{name: kv.Key}
 		if kv.Value.Kind == yaml.ScalarNode {
-			fd.sel, ok = compile(kv.Value, "fields."+kv.Key)
+			var good bool
+			fd.sel, good = t.sel().Type.Decode(c, kv.Value, what+"."+kv.Key)
 			fd.has = true
-			good = good && ok
+			ok = ok && good
 			out = append(out, fd)
 			continue
 		}
-		mm, ok := c.Doc.Mapping(kv.Value, "fields."+kv.Key, []string{"select", "attr", "all"}, c.L)
-		if !ok {
-			good = false
+		d := *t.field
+		d.Name = what + "." + kv.Key
+		o, good := c.Object(kv.Value, &d)
+		ok = ok && good
+		if !good {
 			continue
 		}
-		if f, ok := mm.Get("select"); ok {
-			fd.sel, ok = compile(f.Value, "fields."+kv.Key+".select")
-			fd.has = true
-			good = good && ok
+		if v, set := o.Get("select"); set {
+			fd.sel, fd.has = v.Value, true
 		}
-		if f, ok := mm.Get("attr"); ok {
-			fd.attr, ok = c.Doc.String(f.Value, "attr", c.L)
-			good = good && ok
-		}
-		if f, ok := mm.Get("all"); ok {
-			fd.all, ok = c.Doc.Bool(f.Value, "all", c.L)
-			good = good && ok
-		}
+		fd.attr, fd.all = o.String("attr"), o.Bool("all")
 		out = append(out, fd)
 	}
-	return out, good
+	return out, ok
+}
+
+func (t fieldsType) Schema(g *yamlx.Gen) map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": map[string]any{"oneOf": []any{
+		t.sel().Type.Schema(g), g.Object(t.field),
+	}}}
+}
+
+func (t fieldsType) Name() string {
+	return "map of " + t.sel().Type.Name() + " | {" + strings.Join(t.field.Keys(), ", ") + "}"
+}
+
+func (t fieldsType) Decls() []*yamlx.Decl { return []*yamlx.Decl{t.field} }
+
+// typedFields converts decoded fields to their selector type.
+func typedFields[S any](v any) []fieldSpec[S] {
+	list, _ := v.([]fieldSpec[any])
+	out := make([]fieldSpec[S], len(list))
+	for i, f := range list {
+		out[i] = fieldSpec[S]{name: f.name, has: f.has, attr: f.attr, all: f.all}
+		if f.has {
+			out[i].sel = f.sel.(S)
+		}
+	}
+	return out
+}
+
+// tooFew is the error of an extraction that matched fewer elements than
+// its min.
+func tooFew(what string, got, min int) error {
+	return fmt.Errorf("select %s matched %d elements, fewer than min: %d (has the page changed?)", what, got, min)
 }
 
 func textFrom(ctx context.Context, f *Frame, from *JQ, def string) (string, error) {

@@ -10,6 +10,7 @@ var failSpec = Spec{
 	Kind:    "fail",
 	Summary: "End the tool with an error whose message is the template: a message the user can act on.",
 	Short:   "a template",
+	Scalar:  TemplateType{Esc: Text},
 	Example: `- if: 'true'
   fail: "The portal answered ${ 503 }"`,
 	Caps: Caps{Ends: true},

@@ -7,18 +7,21 @@ import (
 	"slices"
 
 	"github.com/itchyny/gojq"
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
+
+var foreachDecl = &yamlx.Decl{Name: "foreach", Fields: []yamlx.Field{
+	{Name: "in", Type: JQType, Required: true, Doc: "the list to walk (an array; an object walks its values)"},
+	{Name: "item", Type: NameType, Default: "item", Doc: "the variable holding the element inside the sub-steps ($item); `.` starts as the element too"},
+	{Name: "max", Type: yamlx.Int{Min: 1}, Doc: "at most this many elements, else the step fails (default and ceiling: the iterations limit)"},
+	{Name: "steps", Type: yamlx.Later{Of: StepsType}, Required: true, Doc: "the sub-steps; names they bind with as are visible only inside"},
+}}
 
 var foreachSpec = Spec{
 	Kind:    "foreach",
 	Summary: "Run sub-steps once per element of a list, in order; the output is the list of each run's last output.",
-	Fields: []Field{
-		{Name: "in", Type: "jq", Required: true, Doc: "the list to walk (an array; an object walks its values)"},
-		{Name: "item", Type: "name", Default: "item", Doc: "the variable holding the element inside the sub-steps ($item); `.` starts as the element too"},
-		{Name: "max", Type: "int", Doc: "at most this many elements, else the step fails (default and ceiling: the iterations limit)"},
-		{Name: "steps", Type: "steps", Required: true, Doc: "the sub-steps; names they bind with as are visible only inside"},
-	},
+	Decl:    foreachDecl,
 	Example: `- jq: '[1, 2, 3]'
 - foreach:
     in: .
@@ -37,33 +40,24 @@ type foreachStep struct {
 }
 
 func decodeForeach(c *Compiler, n *yaml.Node) Step {
-	m, ok := c.Fields(n, &foreachSpec)
-	if !ok {
+	m, good := c.Decode(n, foreachDecl)
+	if m == nil {
 		return nil
 	}
 	s := &foreachStep{max: c.Limits.Iterations}
-	f, _ := m.Get("in")
-	s.in = c.CompileJQ(f.Value, "in")
-	item := "item"
-	if f, ok := m.Get("item"); ok {
-		if item, ok = c.Doc.String(f.Value, "item", c.L); !ok {
-			return nil
-		}
-		if !nameRE.MatchString(item) || reservedNames[item] {
-			c.Errorf(f.Value, "item: %q is not a usable variable name", item)
-			return nil
-		}
+	s.in, _ = m.Value("in").(*JQ)
+	if v, ok := m.Get("max"); ok {
+		s.max, good = c.Cap(v, "max", c.Limits.Iterations, good)
 	}
-	if f, ok := m.Get("max"); ok {
-		if s.max, ok = c.Int(f.Value, "max", c.Limits.Iterations); !ok {
-			return nil
-		}
+	item := m.String("item")
+	sn := m.NodeOf("steps")
+	if item == "" || sn == nil {
+		return nil
 	}
-	f, _ = m.Get("steps")
 	var slots []int
-	s.steps, slots = c.Nested(f.Value, "foreach.steps", item)
+	c.Within(foreachDecl, func() { s.steps, slots = c.Nested(sn, "foreach.steps", item) })
 	s.slot = slots[0]
-	if s.in == nil || s.steps == nil {
+	if !good || s.in == nil || s.steps == nil {
 		return nil
 	}
 	return s

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/andybalholm/cascadia"
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/html"
 )
@@ -16,14 +18,12 @@ var htmlSpec = Spec{
 	Kind: "html",
 	Summary: "Extract records from an HTML string with CSS selectors: one object per element `select` matches, each field the trimmed text " +
 		"(or attribute) of the first match inside it; without fields, the list of trimmed texts.",
-	Fields: []Field{
-		{Name: "from", Type: "jq", Default: ".body", Doc: "the HTML text"},
-		{Name: "select", Type: "css", Required: true, Doc: "the elements to extract"},
-		{Name: "fields", Type: "map of css | {select, attr, all}", Doc: "NAME: CSS (text of the first match inside), or {select: CSS (default: the element itself), attr: NAME, all: true (a list of every match)}"},
-	},
+	Decl: extractDecl("html", "the HTML text", cssType{}, "the elements to extract",
+		"NAME: CSS (text of the first match inside), or {select: CSS (default: the element itself), attr: NAME, all: true (a list of every match)}"),
 	Example: `- jq: '{body: "<ul><li><a href=\"/a\">A</a></li><li><a href=\"/b\">B</a></li></ul>"}'
 - html:
     select: li
+    min: 1
     fields:
       title: a
       link: { select: a, attr: href }`,
@@ -34,10 +34,27 @@ func init() { builtin.mustRegister(htmlSpec, decodeHTML) }
 type htmlStep struct {
 	from   *JQ
 	sel    cascadia.Selector
+	src    string // the selector as written, for messages
+	min    int
 	fields []htmlField
 }
 
 type htmlField = fieldSpec[cascadia.Selector]
+
+// cssType is a CSS selector; it decodes to a cascadia.Selector.
+type cssType struct{}
+
+func (cssType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	s := compilerOf(c).CompileSelector(n, what)
+	return s, s != nil
+}
+func (cssType) Schema(*yamlx.Gen) map[string]any {
+	return map[string]any{"type": "string", "minLength": 1, "maxLength": maxSelector}
+}
+func (cssType) Name() string { return "css" }
+
+// maxSelector bounds a CSS selector's length.
+const maxSelector = 1000
 
 var hasRE = regexp.MustCompile(`:has\(`)
 
@@ -52,8 +69,8 @@ func (c *Compiler) CompileSelector(n *yaml.Node, what string) cascadia.Selector 
 		c.Errorf(n, "%s: empty CSS selector", what)
 		return nil
 	}
-	if len(s) > 1000 {
-		c.Errorf(n, "%s: CSS selector longer than 1000 characters", what)
+	if len(s) > maxSelector {
+		c.Errorf(n, "%s: CSS selector longer than %d characters", what, maxSelector)
 		return nil
 	}
 	sel, err := cascadia.Compile(s)
@@ -131,27 +148,15 @@ func inHas(s string, found func(i int) bool) bool {
 }
 
 func decodeHTML(c *Compiler, n *yaml.Node) Step {
-	m, ok := c.Fields(n, &htmlSpec)
+	m, ok := c.Decode(n, htmlSpec.Decl)
 	if !ok {
 		return nil
 	}
-	s := &htmlStep{}
-	good := true
-	if f, ok := m.Get("from"); ok {
-		s.from = c.CompileJQ(f.Value, "from")
-		good = s.from != nil
-	}
-	f, _ := m.Get("select")
-	s.sel = c.CompileSelector(f.Value, "select")
-	if f, ok := m.Get("fields"); ok {
-		s.fields, ok = decodeFields(c, f.Value, func(n *yaml.Node, what string) (cascadia.Selector, bool) {
-			sel := c.CompileSelector(n, what)
-			return sel, sel != nil
-		})
-		good = good && ok
-	}
-	if !good || s.sel == nil {
-		return nil
+	s := &htmlStep{sel: m.Value("select").(cascadia.Selector), min: int(m.Int("min"))}
+	s.src = m.NodeOf("select").Value
+	s.from, _ = m.Value("from").(*JQ)
+	if m.Has("fields") {
+		s.fields = typedFields[cascadia.Selector](m.Value("fields"))
 	}
 	return s
 }
@@ -178,6 +183,9 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	}
 	if len(nodes) > f.Limits.Items {
 		return nil, &LimitError{Limit: "items", Max: int64(f.Limits.Items), What: fmt.Sprintf("%d matched elements", len(nodes))}
+	}
+	if len(nodes) < s.min {
+		return nil, tooFew(strconv.Quote(s.src), len(nodes), s.min)
 	}
 	matches := goquery.NewDocumentFromNode(root).Selection.FindNodes(nodes...)
 	out := make([]any, 0, matches.Length())

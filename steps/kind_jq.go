@@ -10,6 +10,7 @@ var jqSpec = Spec{
 	Kind:    "jq",
 	Summary: "Run a jq program on `.`; the output is its first result (wrap it in [ ] to collect many).",
 	Short:   "a jq program",
+	Scalar:  JQType,
 	Example: `- jq: '{rooms: [{name: "101", capacity: 80}]}'
 - jq: '[.rooms[] | {room: .name, seats: .capacity}]'`,
 }

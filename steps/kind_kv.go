@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -12,6 +13,7 @@ var kvGetSpec = Spec{
 	Kind:    "kv_get",
 	Summary: "Read a value from the plugin's private store (needs the kv ability); null when the key is absent.",
 	Short:   "a template naming the key",
+	Scalar:  TemplateType{Esc: Text},
 	Example: `- kv_get: last-${ $input.building }`,
 	Caps:    Caps{KV: true},
 }
@@ -19,10 +21,10 @@ var kvGetSpec = Spec{
 var kvSetSpec = Spec{
 	Kind:    "kv_set",
 	Summary: "Store a value in the plugin's private store (needs the kv ability); a null value deletes the key. Output: the value.",
-	Fields: []Field{
-		{Name: "key", Type: "template", Required: true, Doc: "the key (at most 200 characters)"},
-		{Name: "value", Type: "jq", Default: ".", Doc: "the value to store"},
-	},
+	Decl: &yamlx.Decl{Name: "kv_set", Fields: []yamlx.Field{
+		{Name: "key", Type: TemplateType{Esc: Text}, Required: true, Doc: "the key (at most 200 characters)"},
+		{Name: "value", Type: JQType, Default: ".", Doc: "the value to store"},
+	}},
 	Example: `- kv_set: { key: "last", value: '{at: 1}' }`,
 	Caps:    Caps{KV: true},
 }
@@ -53,19 +55,13 @@ func decodeKVGet(c *Compiler, n *yaml.Node) Step {
 
 func decodeKVSet(c *Compiler, n *yaml.Node) Step {
 	c.Use(Use{Pos: c.Pos(n), Ability: "kv"})
-	m, ok := c.Fields(n, &kvSetSpec)
+	m, ok := c.Decode(n, kvSetSpec.Decl)
 	if !ok {
 		return nil
 	}
-	f, _ := m.Get("key")
-	s := &kvSetStep{key: c.CompileTemplate(f.Value, "key", Text)}
-	if f, ok := m.Get("value"); ok {
-		if s.value = c.CompileJQ(f.Value, "value"); s.value == nil {
-			return nil
-		}
-	}
-	if s.key == nil {
-		return nil
+	s := &kvSetStep{key: m.Value("key").(*Template)}
+	if v, ok := m.Get("value"); ok {
+		s.value = v.Value.(*JQ)
 	}
 	return s
 }

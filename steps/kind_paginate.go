@@ -6,23 +6,26 @@ import (
 	"time"
 
 	"github.com/itchyny/gojq"
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
+
+var paginateDecl = &yamlx.Decl{Name: "paginate", Fields: []yamlx.Field{
+	{Name: "request", Type: yamlx.Later{Of: yamlx.Named{Type: yamlx.Object{Decl: requestDecl}, Label: "request"}}, Required: true, Doc: "the request, as the request kind; its templates see $cursor"},
+	{Name: "start", Type: JQType, Default: "null", Doc: "the first cursor (on the step's input)"},
+	{Name: "next", Type: yamlx.Later{Of: JQType}, Required: true, Doc: "on each response (the request's output, with $cursor): the next cursor; null, false or nothing stops"},
+	{Name: "items", Type: yamlx.Later{Of: JQType}, Default: ".body", Doc: "on each response: the page's items (an array)"},
+	{Name: "cursor", Type: NameType, Default: "cursor", Doc: "the cursor's variable name"},
+	{Name: "maxPages", Type: yamlx.Int{Min: 1}, Doc: "pages to fetch at most (default and ceiling: the pages limit)"},
+	{Name: "maxItems", Type: yamlx.Int{Min: 1}, Doc: "items to collect at most (default and ceiling: the items limit)"},
+	{Name: "budget", Type: yamlx.Duration{}, Doc: "stop asking for more pages once this much time has passed (at most the call's deadline)"},
+}}
 
 var paginateSpec = Spec{
 	Kind: "paginate",
 	Summary: "Repeat a request while a jq expression yields the next page's cursor, collecting items; stops at null, a repeated cursor, " +
 		"maxPages, maxItems or the time budget (without error), and fails on the host's limits.",
-	Fields: []Field{
-		{Name: "request", Type: "request", Required: true, Doc: "the request, as the request kind; its templates see $cursor"},
-		{Name: "start", Type: "jq", Default: "null", Doc: "the first cursor (on the step's input)"},
-		{Name: "next", Type: "jq", Required: true, Doc: "on each response (the request's output, with $cursor): the next cursor; null, false or nothing stops"},
-		{Name: "items", Type: "jq", Default: ".body", Doc: "on each response: the page's items (an array)"},
-		{Name: "cursor", Type: "name", Default: "cursor", Doc: "the cursor's variable name"},
-		{Name: "maxPages", Type: "int", Doc: "pages to fetch at most (default and ceiling: the pages limit)"},
-		{Name: "maxItems", Type: "int", Doc: "items to collect at most (default and ceiling: the items limit)"},
-		{Name: "budget", Type: "duration", Doc: "stop asking for more pages once this much time has passed"},
-	},
+	Decl: paginateDecl,
 	Example: `- paginate:
     request: { service: portal, path: /api/notices, query: { page: "${ $cursor }" } }
     start: '1'
@@ -46,46 +49,43 @@ type paginateStep struct {
 }
 
 func decodePaginate(c *Compiler, n *yaml.Node) Step {
-	m, ok := c.Fields(n, &paginateSpec)
-	if !ok {
+	m, good := c.Decode(n, paginateDecl)
+	if m == nil {
 		return nil
 	}
 	s := &paginateStep{maxPages: c.Limits.Pages, maxItems: c.Limits.Items}
-	good := true
-	if f, ok := m.Get("start"); ok {
-		s.start = c.CompileJQ(f.Value, "start")
-		good = good && s.start != nil
+	s.start, _ = m.Value("start").(*JQ)
+	if v, ok := m.Get("maxPages"); ok {
+		s.maxPages, good = c.Cap(v, "maxPages", c.Limits.Pages, good)
 	}
-	name := "cursor"
-	if f, ok := m.Get("cursor"); ok {
-		if name, ok = c.Doc.String(f.Value, "cursor", c.L); !ok || !nameRE.MatchString(name) || reservedNames[name] {
-			c.Errorf(f.Value, "cursor: not a usable variable name")
-			return nil
+	if v, ok := m.Get("maxItems"); ok {
+		s.maxItems, good = c.Cap(v, "maxItems", c.Limits.Items, good)
+	}
+	if v, ok := m.Get("budget"); ok {
+		s.budget = v.Value.(time.Duration)
+		if s.budget > c.Limits.Deadline {
+			c.Errorf(v.Node, "budget must be at most %s", c.Limits.Deadline)
+			good = false
 		}
 	}
-	if f, ok := m.Get("maxPages"); ok {
-		s.maxPages, good = c.Int(f.Value, "maxPages", c.Limits.Pages)
-	}
-	if f, ok := m.Get("maxItems"); ok {
-		var g bool
-		s.maxItems, g = c.Int(f.Value, "maxItems", c.Limits.Items)
-		good = good && g
-	}
-	if f, ok := m.Get("budget"); ok {
-		var g bool
-		s.budget, g = c.Duration(f.Value, "budget", c.Limits.Deadline)
-		good = good && g
+	name := m.String("cursor")
+	if name == "" {
+		return nil // a bad name, reported
 	}
 	mark := c.Scope.Mark()
 	s.slot = c.Scope.Bind(name)
-	f, _ := m.Get("request")
-	s.req = decodeRequestStep(c, f.Value)
-	f, _ = m.Get("next")
-	s.next = c.CompileJQ(f.Value, "next")
-	if f, ok := m.Get("items"); ok {
-		s.items = c.CompileJQ(f.Value, "items")
-		good = good && s.items != nil
-	}
+	c.Within(paginateDecl, func() {
+		if rn := m.NodeOf("request"); rn != nil {
+			s.req = decodeRequestStep(c, rn)
+		}
+		if nn := m.NodeOf("next"); nn != nil {
+			s.next = c.CompileJQ(nn, "next")
+		}
+		if in := m.NodeOf("items"); in != nil {
+			s.items = c.CompileJQ(in, "items")
+			good = good && s.items != nil
+		}
+	})
 	c.Scope.Reset(mark)
 	if !good || s.req == nil || s.next == nil {
 		return nil

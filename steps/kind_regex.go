@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/itchyny/gojq"
+	"github.com/pkuinfo/harness/internal/yamlx"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -14,11 +15,11 @@ var regexSpec = Spec{
 	Kind: "regex",
 	Summary: "Match a regular expression (RE2 syntax) against a string: with named groups an object of them, else the list [whole, group 1, …]; " +
 		"the first match or null, or with all: true the list of every match.",
-	Fields: []Field{
-		{Name: "from", Type: "jq", Default: ".", Doc: "the string to search"},
-		{Name: "pattern", Type: "regexp", Required: true, Doc: "RE2 syntax (no backreferences; linear time)"},
-		{Name: "all", Type: "bool", Default: "false", Doc: "every match instead of the first"},
-	},
+	Decl: &yamlx.Decl{Name: "regex", Fields: []yamlx.Field{
+		{Name: "from", Type: JQType, Default: ".", Doc: "the string to search"},
+		{Name: "pattern", Type: yamlx.String{MaxLen: 2000, Label: "regexp"}, Required: true, Doc: "RE2 syntax (no backreferences; linear time)"},
+		{Name: "all", Type: yamlx.Bool{}, Default: false, Doc: "every match instead of the first"},
+	}},
 	Example: `- jq: '"room 101, room 202"'
 - regex: { pattern: 'room (?P<room>\d+)', all: true }`,
 }
@@ -34,41 +35,23 @@ type regexStep struct {
 }
 
 func decodeRegex(c *Compiler, n *yaml.Node) Step {
-	m, ok := c.Fields(n, &regexSpec)
+	m, ok := c.Decode(n, regexSpec.Decl)
 	if !ok {
 		return nil
 	}
-	s := &regexStep{}
-	good := true
-	if f, ok := m.Get("from"); ok {
-		s.from = c.CompileJQ(f.Value, "from")
-		good = s.from != nil
+	s := &regexStep{all: m.Bool("all")}
+	if v, ok := m.Get("from"); ok {
+		s.from = v.Value.(*JQ)
 	}
-	f, _ := m.Get("pattern")
-	if p, ok := c.Doc.String(f.Value, "pattern", c.L); ok {
-		if len(p) > 2000 {
-			c.Errorf(f.Value, "pattern is longer than 2000 characters")
-			return nil
-		}
-		re, err := regexp.Compile(p)
-		if err != nil {
-			c.Errorf(f.Value, "pattern does not compile: %v", err)
-			return nil
-		}
-		s.re = re
-		s.names = re.SubexpNames()
-		for _, n := range s.names {
-			s.named = s.named || n != ""
-		}
-	} else {
-		good = false
-	}
-	if f, ok := m.Get("all"); ok {
-		s.all, ok = c.Doc.Bool(f.Value, "all", c.L)
-		good = good && ok
-	}
-	if !good {
+	re, err := regexp.Compile(m.String("pattern"))
+	if err != nil {
+		c.Errorf(m.NodeOf("pattern"), "pattern does not compile: %v", err)
 		return nil
+	}
+	s.re = re
+	s.names = re.SubexpNames()
+	for _, n := range s.names {
+		s.named = s.named || n != ""
 	}
 	return s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pkuinfo/harness/internal/netguard"
 	"mime"
 	"net/http"
 	"net/url"
@@ -12,26 +11,37 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pkuinfo/harness/internal/netguard"
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/proxy"
 	"go.yaml.in/yaml/v3"
 )
 
+// requestDecl declares a request's keys, for request and paginate.
+var requestDecl = &yamlx.Decl{Name: "request", Fields: []yamlx.Field{
+	{Name: "service", Type: yamlx.String{MinLen: 1}, Doc: "campus service from access.campus (with path)"},
+	{Name: "path", Type: TemplateType{Esc: Segment, Label: "template (path)"}, Doc: "path starting with /; each ${ } value is escaped to stay inside one segment"},
+	{Name: "url", Type: TemplateType{Esc: Segment, Label: "template (path)"}, Doc: "absolute URL under an origin from access.web; the origin must be literal"},
+	{Name: "method", Type: yamlx.Enum{Values: []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}, Fold: true}, Default: "GET", Doc: "HTTP method"},
+	{Name: "query", Type: TemplateMap, Doc: "query parameters"},
+	{Name: "headers", Type: TemplateMap, Doc: "request headers, from a short allow-list (names compared after folding _ to - and case): Accept, Accept-Language, Cache-Control, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Range, If-Unmodified-Since, Origin and Referer (the request's own origin), Pragma, Range, User-Agent, X-Requested-With"},
+	{Name: "form", Type: TemplateMap, Doc: "body sent as application/x-www-form-urlencoded"},
+	{Name: "json", Type: ValueType, Doc: "body sent as JSON; strings are templates, and a string that is one ${ } keeps its value's type"},
+	{Name: "body", Type: TemplateType{Esc: Text}, Doc: "raw text body (with contentType)"},
+	{Name: "contentType", Type: yamlx.String{}, Default: "text/plain; charset=utf-8", Doc: "media type of body"},
+	{Name: "retry", Type: yamlx.Object{Decl: retryDecl}, Doc: "retry on 429, 500, 502-504, timeouts and failed connections, within the call's deadline, doubling the wait; GET and HEAD only"},
+}}
+
+// retryDecl declares a request's retry policy.
+var retryDecl = &yamlx.Decl{Name: "retry", Fields: []yamlx.Field{
+	{Name: "attempts", Type: yamlx.Int{Min: 1, Max: 5}, Default: int64(2), Doc: "attempts in all"},
+	{Name: "backoff", Type: yamlx.Duration{Max: 10 * time.Second}, Default: 500 * time.Millisecond, Doc: "the first wait"},
+}}
+
 var requestSpec = Spec{
 	Kind:    "request",
 	Summary: "Send one HTTP request through the proxy: a campus service + path, or a URL under a declared web origin. Output {status, headers, body, url}; body is parsed JSON when the response is JSON, else text.",
-	Fields: []Field{
-		{Name: "service", Type: "string", Doc: "campus service from access.campus (with path)"},
-		{Name: "path", Type: "template (path)", Doc: "path starting with /; each ${ } value is escaped to stay inside one segment"},
-		{Name: "url", Type: "template (path)", Doc: "absolute URL under an origin from access.web; the origin must be literal"},
-		{Name: "method", Type: "GET|HEAD|POST|PUT|PATCH|DELETE", Default: "GET", Doc: "HTTP method"},
-		{Name: "query", Type: "map of templates", Doc: "query parameters"},
-		{Name: "headers", Type: "map of templates", Doc: "request headers, from a short allow-list (names compared after folding _ to - and case): Accept, Accept-Language, Cache-Control, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Range, If-Unmodified-Since, Origin and Referer (the request's own origin), Pragma, Range, User-Agent, X-Requested-With"},
-		{Name: "form", Type: "map of templates", Doc: "body sent as application/x-www-form-urlencoded"},
-		{Name: "json", Type: "value", Doc: "body sent as JSON; strings are templates, and a string that is one ${ } keeps its value's type"},
-		{Name: "body", Type: "template", Doc: "raw text body (with contentType)"},
-		{Name: "contentType", Type: "string", Doc: "media type of body", Default: "text/plain; charset=utf-8"},
-		{Name: "retry", Type: "{attempts, backoff}", Doc: "retry on 429, 500, 502-504, timeouts and failed connections: attempts in all (at most 5), first wait backoff (default 500ms), doubling, within the call's deadline; GET and HEAD only"},
-	},
+	Decl:    requestDecl,
 	Example: `- request:
     service: portal
     path: /api/classrooms/${ $input.building }/free
@@ -64,8 +74,6 @@ type kvTemplate struct {
 	t   *Template
 }
 
-var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
-
 func decodeRequest(c *Compiler, n *yaml.Node) Step {
 	s := decodeRequestStep(c, n)
 	if s == nil {
@@ -75,31 +83,19 @@ func decodeRequest(c *Compiler, n *yaml.Node) Step {
 }
 
 func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
-	m, ok := c.Fields(n, &requestSpec)
-	if !ok {
+	m, good := c.Decode(n, requestDecl)
+	if m == nil {
 		return nil
 	}
-	s := &requestStep{method: "GET"}
-	good := true
+	s := &requestStep{method: m.String("method"), ctype: m.String("contentType")}
 	use := Use{Pos: c.Pos(n), Method: s.method, MethodPos: c.Pos(n)}
-	if f, ok := m.Get("method"); ok {
-		use.Method, use.MethodPos = "", c.Pos(f.Value) // unknown until read: unsafe
-		if v, ok := c.Doc.String(f.Value, "method", c.L); ok {
-			s.method = strings.ToUpper(v)
-			use.Method = s.method
-			found := false
-			for _, x := range methods {
-				found = found || x == s.method
-			}
-			if !found {
-				c.Errorf(f.Value, "method %q must be one of %s", v, strings.Join(methods, ", "))
-				good = false
-			}
+	if v := m.NodeOf("method"); v != nil {
+		use.MethodPos = c.Pos(v)
+		if !m.Has("method") {
+			use.Method = "" // unreadable: unsafe
 		}
 	}
-	fs, hasService := m.Get("service")
-	fp, hasPath := m.Get("path")
-	fu, hasURL := m.Get("url")
+	hasService, hasPath, hasURL := m.NodeOf("service") != nil, m.NodeOf("path") != nil, m.NodeOf("url") != nil
 	switch {
 	case hasService && hasURL, hasPath && hasURL:
 		c.Errorf(n, "request has either service + path (campus) or url (web), not both")
@@ -112,19 +108,20 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 		return nil
 	}
 	if hasService {
-		s.service, _ = c.Doc.String(fs.Value, "service", c.L)
+		s.service = m.String("service")
 		use.Service = s.service
-		use.Pos = c.Pos(fs.Value)
-		s.path = c.CompileTemplate(fp.Value, "path", Segment)
+		use.Pos = c.Pos(m.NodeOf("service"))
+		fp := m.NodeOf("path")
+		s.path, _ = m.Value("path").(*Template)
 		if s.path == nil {
 			return nil
 		}
 		if !strings.HasPrefix(s.path.Src, "/") {
-			c.Errorf(fp.Value, "path must start with /")
+			c.Errorf(fp, "path must start with /")
 			good = false
 		}
 		if strings.ContainsAny(s.path.Prefix(), "?#") || strings.Contains(s.path.Prefix(), "/../") || strings.Contains(s.path.Prefix(), "/./") || strings.HasSuffix(s.path.Prefix(), "/..") {
-			c.Errorf(fp.Value, "path holds ?, # or a dot segment: put parameters in query")
+			c.Errorf(fp, "path holds ?, # or a dot segment: put parameters in query")
 			good = false
 		}
 		if strings.HasPrefix(s.path.Src, "/") {
@@ -132,7 +129,7 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 			_, use.PathLiteral = s.path.Literal()
 		}
 	} else {
-		s.url = c.CompileTemplate(fu.Value, "url", Segment)
+		s.url, _ = m.Value("url").(*Template)
 		if s.url == nil {
 			return nil
 		}
@@ -142,70 +139,56 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 		}
 		origin, err := literalOrigin(prefix)
 		if err != nil {
-			c.Errorf(fu.Value, "url %v", err)
+			c.Errorf(m.NodeOf("url"), "url %v", err)
 			return nil
 		}
 		use.Origin = origin
-		use.Pos = c.Pos(fu.Value)
+		use.Pos = c.Pos(m.NodeOf("url"))
 	}
 	kvs := func(key string) []kvTemplate {
-		f, ok := m.Get(key)
-		if !ok {
+		entries, _ := m.Value(key).([]yamlx.Entry)
+		if entries == nil {
 			return nil
 		}
-		mm, ok := c.Doc.Mapping(f.Value, key, nil, c.L)
-		if !ok {
-			good = false
-			return nil
-		}
-		out := make([]kvTemplate, 0, len(mm.Fields))
-		for _, kv := range mm.Fields {
-			t := c.CompileTemplate(kv.Value, key+" value", Text)
+		out := make([]kvTemplate, 0, len(entries))
+		for _, e := range entries {
+			t, _ := e.Value.(*Template)
 			if t == nil {
-				good = false
 				continue
 			}
-			out = append(out, kvTemplate{key: kv.Key, t: t})
-			if key == "headers" {
-				// Request headers by allow-list (the proxy checks the
-				// same list again at run time).
-				if _, err := netguard.CheckStepHeader(kv.Key); err != nil {
-					c.Errorf(kv.KeyN, "%v", err)
-					good = false
-				}
-				use.Headers = append(use.Headers, HeaderUse{Name: kv.Key, Pos: c.Pos(kv.KeyN)})
-			}
+			out = append(out, kvTemplate{key: e.Key, t: t})
 		}
 		return out
 	}
 	s.query = kvs("query")
 	s.headers = kvs("headers")
 	s.form = kvs("form")
-	bodies := 0
-	if s.form != nil {
-		bodies++
-	}
-	if f, ok := m.Get("json"); ok {
-		bodies++
-		s.json = c.ValueTemplate(f.Value)
-		good = good && s.json != nil
-	}
-	if f, ok := m.Get("body"); ok {
-		bodies++
-		s.body = c.CompileTemplate(f.Value, "body", Text)
-		good = good && s.body != nil
-		s.ctype = "text/plain; charset=utf-8"
-	}
-	if f, ok := m.Get("contentType"); ok {
-		if s.body == nil {
-			c.Errorf(f.Value, "contentType goes with body")
-			good = false
-		} else if v, ok := c.Doc.String(f.Value, "contentType", c.L); ok {
-			if _, _, err := mime.ParseMediaType(v); err != nil {
-				c.Errorf(f.Value, "contentType %q is not a media type", v)
+	if entries, ok := m.Value("headers").([]yamlx.Entry); ok {
+		for _, e := range entries {
+			// Request headers by allow-list (the proxy checks the same
+			// list again at run time).
+			if _, err := netguard.CheckStepHeader(e.Key); err != nil {
+				c.Errorf(e.KeyN, "%v", err)
 				good = false
 			}
-			s.ctype = v
+			use.Headers = append(use.Headers, HeaderUse{Name: e.Key, Pos: c.Pos(e.KeyN)})
+		}
+	}
+	bodies := 0
+	for _, b := range []string{"form", "json", "body"} {
+		if m.NodeOf(b) != nil {
+			bodies++
+		}
+	}
+	s.json, _ = m.Value("json").(*valueTemplate)
+	s.body, _ = m.Value("body").(*Template)
+	if v, ok := m.Get("contentType"); ok {
+		if m.NodeOf("body") == nil {
+			c.Errorf(v.Node, "contentType goes with body")
+			good = false
+		} else if _, _, err := mime.ParseMediaType(s.ctype); err != nil {
+			c.Errorf(v.Node, "contentType %q is not a media type", s.ctype)
+			good = false
 		}
 	}
 	if bodies > 1 {
@@ -216,44 +199,20 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 		c.Errorf(n, "a %s request has no body", s.method)
 		good = false
 	}
-	if f, ok := m.Get("retry"); ok {
-		var ok bool
-		s.retry, ok = decodeRetry(c, f.Value, s.method)
-		good = good && ok
+	if v, ok := m.Get("retry"); ok {
+		if s.method != "GET" && s.method != "HEAD" {
+			c.Errorf(v.Node, "retry is only for idempotent reads (GET, HEAD), not %s", s.method)
+			good = false
+		} else if r := v.Value.(*yamlx.Obj); r.Int("attempts") > 1 {
+			// attempts in all: that many tries less one retries.
+			s.retry = &proxy.RetryPolicy{Max: int(r.Int("attempts")) - 1, Backoff: r.Value("backoff").(time.Duration)}
+		}
 	}
 	c.Use(use)
 	if !good {
 		return nil
 	}
 	return s
-}
-
-// decodeRetry reads a retry policy as the proxy applies it: attempts in all
-// become that many tries less one retries (nil for one attempt).
-func decodeRetry(c *Compiler, n *yaml.Node, method string) (*proxy.RetryPolicy, bool) {
-	if method != "GET" && method != "HEAD" {
-		c.Errorf(n, "retry is only for idempotent reads (GET, HEAD), not %s", method)
-		return nil, false
-	}
-	m, ok := c.Doc.Mapping(n, "retry", []string{"attempts", "backoff"}, c.L)
-	if !ok {
-		return nil, false
-	}
-	attempts, backoff := 2, 500*time.Millisecond
-	if f, ok := m.Get("attempts"); ok {
-		if attempts, ok = c.Int(f.Value, "retry.attempts", 5); !ok {
-			return nil, false
-		}
-	}
-	if f, ok := m.Get("backoff"); ok {
-		if backoff, ok = c.Duration(f.Value, "retry.backoff", 10*time.Second); !ok {
-			return nil, false
-		}
-	}
-	if attempts <= 1 {
-		return nil, true
-	}
-	return &proxy.RetryPolicy{Max: attempts - 1, Backoff: backoff}, true
 }
 
 // literalOrigin reads the origin a URL template starts with; the origin may

@@ -10,6 +10,7 @@ var returnSpec = Spec{
 	Kind:    "return",
 	Summary: "End the tool with the first result of a jq program as its result.",
 	Short:   "a jq program",
+	Scalar:  JQType,
 	Example: `- return: '{building: $input.building, count: 3}'`,
 	Caps:    Caps{Ends: true},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -11,7 +12,10 @@ var statusSpec = Spec{
 	Kind: "status",
 	Summary: "End the tool with a status object for a recoverable state, e.g. {status: verification_required, methods: [sms], message: …}. " +
 		"Its strings are templates; a string that is one ${ } keeps the value's type.",
-	Short: "a mapping with status: NAME ([a-z][a-z_]*) and any other keys",
+	Decl: &yamlx.Decl{Name: "status", Fields: []yamlx.Field{
+		{Name: "status", Type: yamlx.String{Pattern: regexp.MustCompile(`^[a-z][a-z_]*$`), Hint: "a state name ([a-z][a-z_]*, e.g. verification_required)"}, Required: true,
+			Doc: "the state's name ([a-z][a-z_]*); any other keys are templates and values the status object carries"},
+	}, Rest: yamlx.Later{Of: ValueType}},
 	Example: `- status:
     status: verification_required
     methods: [sms]
@@ -21,24 +25,10 @@ var statusSpec = Spec{
 
 func init() { builtin.mustRegister(statusSpec, decodeStatus) }
 
-var statusRE = regexp.MustCompile(`^[a-z][a-z_]*$`)
-
 type statusStep struct{ v *valueTemplate }
 
 func decodeStatus(c *Compiler, n *yaml.Node) Step {
-	m, ok := c.Doc.Mapping(n, "status", nil, c.L)
-	if !ok {
-		return nil
-	}
-	f, ok := m.Get("status")
-	if !ok {
-		c.Errorf(n, "status needs a status key naming the state (e.g. verification_required)")
-		return nil
-	}
-	if s, ok := c.Doc.String(f.Value, "status.status", c.L); !ok {
-		return nil
-	} else if !statusRE.MatchString(s) {
-		c.Errorf(f.Value, "status.status %q must match [a-z][a-z_]*", s)
+	if _, ok := c.Decode(n, statusSpec.Decl); !ok {
 		return nil
 	}
 	v := c.ValueTemplate(n)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -15,14 +17,13 @@ var xmlSpec = Spec{
 	Kind: "xml",
 	Summary: "Extract records from XML, RSS or Atom with element paths: one object per element `select` matches, each field the trimmed text " +
 		"(or attribute) of the first match below it; without fields, the list of trimmed texts.",
-	Fields: []Field{
-		{Name: "from", Type: "jq", Default: ".body", Doc: "the XML text"},
-		{Name: "select", Type: "path", Required: true, Doc: "element names separated by /, matched at any depth (`item`, `channel/item`); a leading / anchors at the root; * matches any name; prefixes (dc:creator) match the local name"},
-		{Name: "fields", Type: "map of path | {select, attr, all}", Doc: "NAME: PATH below the element, or {select: PATH (default: the element itself), attr: NAME, all: true}"},
-	},
+	Decl: extractDecl("xml", "the XML text", xmlPathType{},
+		"element names separated by /, matched at any depth (`item`, `channel/item`); a leading / anchors at the root; * matches any name; prefixes (dc:creator) match the local name",
+		"NAME: PATH below the element, or {select: PATH (default: the element itself), attr: NAME, all: true}"),
 	Example: `- jq: '{body: "<rss><channel><item><title>A</title><link>https://a</link></item></channel></rss>"}'
 - xml:
     select: item
+    min: 1
     fields: { title: title, link: link }`,
 }
 
@@ -36,19 +37,25 @@ type xmlPath struct {
 type xmlStep struct {
 	from   *JQ
 	sel    xmlPath
+	src    string // the path as written, for messages
+	min    int
 	fields []fieldSpec[xmlPath]
 }
 
-var xmlPathRE = regexp.MustCompile(`^/?(\*|[A-Za-z_][\w.:-]*)(/(\*|[A-Za-z_][\w.:-]*))*$`)
+// xmlPathType is an element path; it decodes to an xmlPath.
+type xmlPathType struct{}
 
-func compileXMLPath(c *Compiler, n *yaml.Node, what string) (xmlPath, bool) {
+var xmlPathString = yamlx.String{MaxLen: 500, Hint: "an element path such as channel/item",
+	Pattern: regexp.MustCompile(`^/?(\*|[A-Za-z_][\w.:-]*)(/(\*|[A-Za-z_][\w.:-]*))*$`)}
+
+func (xmlPathType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	s, ok := c.Doc.String(n, what, c.L)
 	if !ok {
-		return xmlPath{}, false
+		return nil, false
 	}
-	if !xmlPathRE.MatchString(s) || len(s) > 500 {
-		c.Errorf(n, "%s: %q is not an element path such as channel/item", what, s)
-		return xmlPath{}, false
+	if !xmlPathString.Pattern.MatchString(s) || len(s) > xmlPathString.MaxLen {
+		c.Errorf(n, "%s: %q is not %s", what, s, xmlPathString.Hint)
+		return nil, false
 	}
 	p := xmlPath{abs: strings.HasPrefix(s, "/")}
 	for _, name := range strings.Split(strings.TrimPrefix(s, "/"), "/") {
@@ -59,32 +66,21 @@ func compileXMLPath(c *Compiler, n *yaml.Node, what string) (xmlPath, bool) {
 	}
 	return p, true
 }
+func (xmlPathType) Schema(g *yamlx.Gen) map[string]any { return xmlPathString.Schema(g) }
+func (xmlPathType) Name() string                       { return "path" }
 
 func decodeXML(c *Compiler, n *yaml.Node) Step {
-	m, ok := c.Fields(n, &xmlSpec)
+	m, ok := c.Decode(n, xmlSpec.Decl)
 	if !ok {
 		return nil
 	}
-	s := &xmlStep{}
-	good := true
-	if f, ok := m.Get("from"); ok {
-		s.from = c.CompileJQ(f.Value, "from")
-		good = s.from != nil
-	}
-	f, _ := m.Get("select")
-	var g bool
-	s.sel, g = compileXMLPath(c, f.Value, "select")
-	good = good && g
-	if f, ok := m.Get("fields"); ok {
-		s.fields, ok = decodeFields(c, f.Value, func(n *yaml.Node, what string) (xmlPath, bool) {
-			p, ok := compileXMLPath(c, n, what)
-			p.abs = false
-			return p, ok
-		})
-		good = good && ok
-	}
-	if !good {
-		return nil
+	s := &xmlStep{sel: m.Value("select").(xmlPath), src: m.NodeOf("select").Value, min: int(m.Int("min"))}
+	s.from, _ = m.Value("from").(*JQ)
+	if m.Has("fields") {
+		s.fields = typedFields[xmlPath](m.Value("fields"))
+		for i := range s.fields {
+			s.fields[i].sel.abs = false // a field's path is below the element
+		}
 	}
 	return s
 }
@@ -216,6 +212,9 @@ func (s *xmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	els := s.sel.find(root, f.Limits.Items)
 	if len(els) > f.Limits.Items {
 		return nil, &LimitError{Limit: "items", Max: int64(f.Limits.Items), What: "the matched elements"}
+	}
+	if len(els) < s.min {
+		return nil, tooFew(strconv.Quote(s.src), len(els), s.min)
 	}
 	out := make([]any, 0, len(els))
 	budget := 16 * f.Limits.Items // values all fields may extract

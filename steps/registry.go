@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
+
+	"github.com/pkuinfo/harness/internal/yamlx"
+	"go.yaml.in/yaml/v3"
 )
 
 // Registry maps step kinds to their specs and decoders. The builtin
@@ -11,6 +15,9 @@ import (
 // build their own with NewRegistry.
 type Registry struct {
 	kinds map[string]entry
+
+	mu   sync.Mutex
+	step *yamlx.Decl // the declaration of a step, built from the kinds
 }
 
 type entry struct {
@@ -31,13 +38,25 @@ func (r *Registry) Register(spec Spec, decode DecodeFunc) error {
 	if spec.Kind == "" || spec.Summary == "" || decode == nil {
 		return fmt.Errorf("kind %q needs a name, a summary and a decoder", spec.Kind)
 	}
+	if spec.Scalar == nil && spec.Decl == nil {
+		return fmt.Errorf("kind %q declares neither a scalar form nor a mapping", spec.Kind)
+	}
+	if spec.Scalar != nil && spec.Short == "" {
+		return fmt.Errorf("kind %q needs Short, the words for its scalar form", spec.Kind)
+	}
+	if spec.Decl != nil && spec.Decl.Name != spec.Kind {
+		return fmt.Errorf("kind %q declares a mapping named %q", spec.Kind, spec.Decl.Name)
+	}
 	if modifiers[spec.Kind] {
 		return fmt.Errorf("kind %q would shadow a step modifier", spec.Kind)
 	}
 	if _, dup := r.kinds[spec.Kind]; dup {
 		return fmt.Errorf("kind %q is registered twice", spec.Kind)
 	}
+	r.mu.Lock()
 	r.kinds[spec.Kind] = entry{spec, decode}
+	r.step = nil
+	r.mu.Unlock()
 	return nil
 }
 
@@ -60,3 +79,42 @@ func (r *Registry) Spec(kind string) (Spec, bool) {
 
 // modifiers are the keys every step may carry beside its kind.
 var modifiers = map[string]bool{"as": true, "if": true}
+
+// Modifier docs, for the declaration of a step and its schema.
+const (
+	asDoc = "Binds the step's output to $NAME for every later step."
+	ifDoc = "A jq condition: the step runs only when its first result is neither false nor null."
+)
+
+// stepDecl declares a step: the modifiers and one key per kind, whose
+// value the kind decodes. It is built once per set of kinds.
+func (r *Registry) stepDecl() *yamlx.Decl {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.step != nil {
+		return r.step
+	}
+	d := &yamlx.Decl{Name: "a step", Fields: []yamlx.Field{
+		{Name: "as", Type: NameType, Doc: asDoc},
+		{Name: "if", Type: JQType, Doc: ifDoc},
+	}}
+	for _, k := range slices.Sorted(maps.Keys(r.kinds)) {
+		d.Fields = append(d.Fields, yamlx.Field{Name: k, Type: kindType{r.kinds[k].spec}, Doc: r.kinds[k].spec.Summary})
+	}
+	r.step = d
+	return d
+}
+
+// kindType is the value under a kind's key inside a step: kept as a node
+// for the kind's decoder; its declaration gives hints on misplaced keys.
+type kindType struct{ spec Spec }
+
+func (t kindType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) { return n, true }
+func (t kindType) Schema(*yamlx.Gen) map[string]any                           { return yamlx.Ref("kind." + t.spec.Kind) }
+func (t kindType) Name() string                                               { return t.spec.Kind }
+func (t kindType) Decls() []*yamlx.Decl {
+	if t.spec.Decl == nil {
+		return nil
+	}
+	return []*yamlx.Decl{t.spec.Decl}
+}

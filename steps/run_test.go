@@ -291,8 +291,8 @@ func TestEveryKindHasCases(t *testing.T) {
 		spec, _ := r.Spec(k)
 		assert.NotEmpty(t, spec.Summary, k)
 		assert.NotEmpty(t, spec.Example, k)
-		assert.True(t, spec.Short != "" || len(spec.Fields) > 0, "%s documents neither its scalar nor its mapping form", k)
-		for _, f := range spec.Fields {
+		assert.True(t, spec.Short != "" || len(spec.Fields()) > 0, "%s documents neither its scalar nor its mapping form", k)
+		for _, f := range spec.Fields() {
 			assert.NotEmpty(t, f.Doc, "%s.%s", k, f.Name)
 		}
 		cases, _ := filepath.Glob(filepath.Join("testdata", k, "*.txtar"))

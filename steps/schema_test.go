@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	official "github.com/pkuinfo/harness/plugins-official"
@@ -78,15 +79,25 @@ func TestToolSchemaLimits(t *testing.T) {
 	}
 }
 
-func TestJSONSchemaRefusesUnknownTypes(t *testing.T) {
+// A kind describes itself through its declared types, so no kind can lack
+// a schema: registration refuses one without a form, a scalar form without
+// words, or a mapping declared under another name.
+func TestRegisterRefusesUndescribedKinds(t *testing.T) {
 	r := steps.NewRegistry()
 	dec := func(*steps.Compiler, *yaml.Node) steps.Step { return nil }
-	require.NoError(t, r.Register(steps.Spec{Kind: "odd", Summary: "odd", Fields: []steps.Field{{Name: "x", Type: "bogus"}}}, dec))
-	require.NoError(t, r.Register(steps.Spec{Kind: "odder", Summary: "odder", Short: "a riddle"}, dec))
-	_, err := steps.JSONSchema(r)
+	err := r.Register(steps.Spec{Kind: "odd", Summary: "odd"}, dec)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `kind odd field x: type "bogus"`)
-	assert.Contains(t, err.Error(), `kind odder: scalar form "a riddle"`)
+	assert.Contains(t, err.Error(), `kind "odd" declares neither a scalar form nor a mapping`)
+	err = r.Register(steps.Spec{Kind: "odder", Summary: "odder", Scalar: steps.JQType}, dec)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `kind "odder" needs Short`)
+	err = r.Register(steps.Spec{Kind: "oddest", Summary: "oddest", Decl: &yamlx.Decl{Name: "other"}}, dec)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `kind "oddest" declares a mapping named "other"`)
+	require.NoError(t, r.Register(steps.Spec{Kind: "fine", Summary: "fine", Short: "a jq program", Scalar: steps.JQType}, dec))
+	defs, err := steps.JSONSchema(r)
+	require.NoError(t, err)
+	assert.Contains(t, defs, "kind.fine")
 }
 
 // Every kind's example, every step case the parser accepts and every

@@ -3,26 +3,45 @@ package steps
 import (
 	"context"
 
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
 
-// Spec documents a step kind: what the reference, lint and `explain` show.
+// Spec declares a step kind once: what the decoder, lint, the reference,
+// `explain` and the JSON Schema read.
 type Spec struct {
-	Kind    string  // the step's key, e.g. "request"
-	Summary string  // one line
-	Short   string  // the scalar form, when the kind takes one ("a jq program")
-	Fields  []Field // the mapping form's keys
-	Example string  // a YAML step list that runs
+	Kind    string // the step's key, e.g. "request"
+	Summary string // one line
+	// The value under the kind's key: a scalar of type Scalar (Short says
+	// what it is in words, "a jq program"), a mapping declared by Decl, or
+	// either.
+	Short   string
+	Scalar  yamlx.Type
+	Decl    *yamlx.Decl
+	Example string // a YAML step list that runs
 	Caps    Caps
 }
 
-// Field is one key of a kind's mapping.
+// Field is one key of a kind's mapping as the reference words it,
+// generated from the declaration.
 type Field struct {
 	Name     string
-	Type     string // "jq", "template", "css", "int", "duration", "steps", "map of templates", ...
+	Type     string // the type's name ("jq", "template", "integer 1 to 5", "GET|HEAD", ...)
 	Doc      string
 	Default  string
 	Required bool
+}
+
+// Fields words the declared keys of the kind's mapping form.
+func (s Spec) Fields() []Field {
+	if s.Decl == nil {
+		return nil
+	}
+	out := make([]Field, len(s.Decl.Fields))
+	for i, f := range s.Decl.Fields {
+		out[i] = Field{Name: f.Name, Type: f.Type.Name(), Doc: f.Doc, Default: f.DefaultText(), Required: f.Required}
+	}
+	return out
 }
 
 // Caps are what a kind may do, for review and for the access check.

@@ -90,9 +90,9 @@ func explainKind(w io.Writer, s steps.Spec) {
 	if s.Short != "" {
 		fmt.Fprintf(w, "\nValue: %s.\n", s.Short)
 	}
-	if len(s.Fields) > 0 {
+	if len(s.Fields()) > 0 {
 		fmt.Fprintln(w, "\nFields:")
-		for _, f := range s.Fields {
+		for _, f := range s.Fields() {
 			head := f.Type
 			switch {
 			case f.Required:

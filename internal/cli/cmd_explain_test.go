@@ -37,7 +37,7 @@ func TestExplainKind(t *testing.T) {
 		code, out, errs := runCLI(t, nil, "explain", k)
 		require.Equal(t, 0, code, errs)
 		assert.True(t, strings.HasPrefix(out, k+": "), out)
-		for _, f := range s.Fields {
+		for _, f := range s.Fields() {
 			assert.Contains(t, out, "\n  "+f.Name+" ("+f.Type, "%s field %s", k, f.Name)
 		}
 		for _, ln := range strings.Split(s.Example, "\n") {

@@ -236,6 +236,14 @@ func (c *Ctx) Object(n *yaml.Node, decl *Decl) (*Obj, bool) {
 	return o, ok
 }
 
+// Within runs fn with decl as an enclosing declaration, so keys decoded in
+// fn (a Later field's value, decoded by its owner) get hints from it.
+func (c *Ctx) Within(decl *Decl, fn func()) {
+	c.stack = append(c.stack, decl)
+	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
+	fn()
+}
+
 func hasKey(n *yaml.Node, key string) bool {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {

@@ -106,12 +106,9 @@ func (d *Decl) Table() string {
 	var b strings.Builder
 	b.WriteString("| key | type | default | |\n|---|---|---|---|\n")
 	for _, f := range d.Fields {
-		def := ""
-		switch {
-		case f.Required:
+		def := f.DefaultText()
+		if f.Required {
 			def = "required"
-		case f.Default != nil:
-			def = fmt.Sprint(jsonDefault(f.Default))
 		}
 		doc := f.Doc
 		if len(f.Deprecated) > 0 {
@@ -120,6 +117,14 @@ func (d *Decl) Table() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.Name, escCell(f.Type.Name()), escCell(def), escCell(doc))
 	}
 	return b.String()
+}
+
+// DefaultText is the default as the reference writes it ("" for none).
+func (f Field) DefaultText() string {
+	if f.Default == nil {
+		return ""
+	}
+	return fmt.Sprint(jsonDefault(f.Default))
 }
 
 func escCell(s string) string {
