@@ -79,6 +79,10 @@ func New(cfg Config) *Host {
 // Catalogue returns the host's campus services.
 func (h *Host) Catalogue() proxy.Catalogue { return h.cat }
 
+// Redact removes every credential the host's proxy knows from s, for text
+// that leaves the engine outside a run.
+func (h *Host) Redact(s string) string { return h.px.Redact(s) }
+
 // Clock returns the host's clock.
 func (h *Host) Clock() func() time.Time { return h.clock }
 
@@ -189,6 +193,9 @@ type Call struct {
 	KV steps.KV
 	// Trace, when set, receives one line per step.
 	Trace io.Writer
+	// Events, when set, receives each step's event with the call's
+	// redactor: whatever shows an event passes its text through redact.
+	Events func(e steps.Event, redact func(string) string)
 }
 
 // Run runs one call through its own proxy call (cookie jar, counters). The
@@ -206,8 +213,20 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	if c.Checked {
 		opts = append(opts, interpreter.WithCheckedInput())
 	}
+	var lines func(steps.Event)
 	if c.Trace != nil {
-		opts = append(opts, interpreter.WithTrace(interpreter.TraceWriter(c.Trace, call.Redact)))
+		lines = interpreter.TraceWriter(c.Trace, call.Redact)
+	}
+	switch {
+	case c.Events != nil:
+		opts = append(opts, interpreter.WithTrace(func(e steps.Event) {
+			if lines != nil {
+				lines(e)
+			}
+			c.Events(e, call.Redact)
+		}))
+	case lines != nil:
+		opts = append(opts, interpreter.WithTrace(lines))
 	}
 	kv := c.KV
 	if kv == nil && d.p.HasAbility("kv") {

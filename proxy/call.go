@@ -141,6 +141,11 @@ func (c *Call) Requests() int { return int(c.n.Load()) }
 // guessed a part.
 func (c *Call) Redact(s string) string { return c.p.red.string(s) }
 
+// Redact removes every credential the proxy knows from s (every stored
+// value from the start, as a call's Redact does), for a host that shows
+// text outside a call (harness dev's page).
+func (p *Proxy) Redact(s string) string { return p.red.string(s) }
+
 // Do sends one request under the call's grants and the proxy's rules.
 func (c *Call) Do(ctx context.Context, r *Request) (*Response, error) {
 	if r == nil {

@@ -163,8 +163,13 @@ func peekInitialize(w http.ResponseWriter, req *http.Request, max int64) ([]byte
 	return body, ok && r.Method == "initialize", nil
 }
 
-// checkLocalOrigin refuses a request that did not come to a loopback name
-// of the listener it arrived on, or that a page of another origin sent.
+// CheckLocalOrigin refuses a request that did not come to a loopback name
+// of the listener it arrived on, or that a page of another origin sent:
+// the defence against DNS rebinding of every loopback HTTP server of the
+// engine (the MCP transport, `harness dev`).
+func CheckLocalOrigin(req *http.Request) error { return checkLocalOrigin(req) }
+
+// checkLocalOrigin is CheckLocalOrigin.
 func checkLocalOrigin(req *http.Request) error {
 	local, _ := req.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if local == nil {

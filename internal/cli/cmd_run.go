@@ -172,6 +172,7 @@ type hostFlags struct {
 	resolve  []string
 	campus   bool
 	replay   bool // the runs bring their own sessions: no keystore is opened
+	memory   bool // the plugins' stores live in memory: the home holds only the keystore read
 }
 
 // openHost builds a command's one host from its flags: the catalogue (the
@@ -216,9 +217,9 @@ func openHost(app *App, f hostFlags, needHome bool) (*host.Host, func(), error) 
 		cfg.Catalogue = cfg.Catalogue.Merge(over)
 	}
 	dir, herr := app.Home()
-	if herr == nil {
+	if herr == nil && !f.memory {
 		cfg.Home = dir
-	} else if needHome {
+	} else if herr != nil && needHome {
 		return fail(ExitFailed, herr)
 	}
 	if f.secrets != "" {
@@ -227,8 +228,8 @@ func openHost(app *App, f hostFlags, needHome bool) (*host.Host, func(), error) 
 			return fail(ExitUsage, err)
 		}
 		cfg.Keystore = proxy.MemKeystore(sec)
-	} else if cfg.Keystore == nil && cfg.Home != "" && !f.replay {
-		ks, err := host.HomeKeystore(cfg.Home)
+	} else if cfg.Keystore == nil && herr == nil && !f.replay {
+		ks, err := host.HomeKeystore(dir)
 		if err != nil {
 			return fail(ExitFailed, err)
 		}
