@@ -54,6 +54,10 @@ type Change struct {
 	Wider bool `json:"wider"`
 	// Message says the change in a sentence.
 	Message string `json:"message"`
+	// Diff is the unified diff of the old and new text of a changed text
+	// part (the instructions, a tool's description, steps, input or output
+	// schema): hunks whose lines start with "@@", " ", "-" or "+".
+	Diff []string `json:"diff,omitempty"`
 	// Section is the part of the document (requires, campus, web, abilities,
 	// tools, ...) and Item the entry in it (a service, an origin, an ability,
 	// a capability or a tool name), so a sheet can mark its line.
@@ -122,7 +126,8 @@ func Diff(old, new *manifest.Plugin) Delta {
 	if old.Instructions != new.Instructions {
 		add, del := lineDelta(old.Instructions, new.Instructions)
 		d.add(Change{Kind: Changed, Path: "instructions", Section: SecInstructions,
-			Message: fmt.Sprintf("the instructions for the assistant changed (+%d −%d lines)", add, del)})
+			Message: fmt.Sprintf("the instructions for the assistant changed (+%d −%d lines)", add, del),
+			Diff:    unifiedDiff(old.Instructions, new.Instructions)})
 	}
 	d.other(old, new)
 
@@ -441,18 +446,26 @@ func (d *differ) tool(path, n string, o, t *manifest.Tool) {
 		d.add(Change{Kind: Changed, Path: path + ".serial", Old: fmt.Sprint(o.Serial), New: fmt.Sprint(t.Serial),
 			Section: SecTools, Item: n, Message: fmt.Sprintf("tool %s: serial is now %v", n, t.Serial)})
 	}
-	neutral := func(field, what string, same bool) {
+	neutral := func(field, what string, same bool, diff func() []string) {
 		if !same {
-			d.add(Change{Kind: Changed, Path: path + "." + field, Section: SecTools, Item: n,
-				Message: fmt.Sprintf("tool %s: %s changed", n, what)})
+			c := Change{Kind: Changed, Path: path + "." + field, Section: SecTools, Item: n,
+				Message: fmt.Sprintf("tool %s: %s changed", n, what)}
+			if diff != nil {
+				c.Diff = diff()
+			}
+			d.add(c)
 		}
 	}
-	neutral("title", "the title", o.Title == t.Title)
-	neutral("description", "the description", o.Description == t.Description)
-	neutral("input", "the input schema", sameJSON(o.Input, t.Input))
-	neutral("output", "the output schema", sameJSON(o.Output, t.Output))
-	neutral("steps", "the steps", sameYAML(o.Steps, t.Steps))
-	neutral("limits", "the limits", sameYAML(o.Limits, t.Limits))
+	neutral("title", "the title", o.Title == t.Title, nil)
+	neutral("description", "the description", o.Description == t.Description,
+		func() []string { return unifiedDiff(o.Description, t.Description) })
+	neutral("input", "the input schema", sameJSON(o.Input, t.Input),
+		func() []string { return unifiedDiff(jsonText(o.Input), jsonText(t.Input)) })
+	neutral("output", "the output schema", sameJSON(o.Output, t.Output),
+		func() []string { return unifiedDiff(jsonText(o.Output), jsonText(t.Output)) })
+	neutral("steps", "the steps", sameYAML(o.Steps, t.Steps),
+		func() []string { return unifiedDiff(yamlText(o.Steps), yamlText(t.Steps)) })
+	neutral("limits", "the limits", sameYAML(o.Limits, t.Limits), nil)
 }
 
 func (d *differ) other(old, new *manifest.Plugin) {

@@ -185,7 +185,16 @@ func (s *Sheet) WriteJSON(w io.Writer) error {
 
 // WriteText writes the diff for a person, one change a line: "+" widens,
 // "-" narrows or removes, a blank mark is neutral.
-func (d Delta) WriteText(w io.Writer, colour bool) error {
+func (d Delta) WriteText(w io.Writer, colour bool) error { return d.writeText(w, colour, false) }
+
+// WriteTextWithDiffs writes the diff as WriteText does, each changed text
+// (instructions, a tool's description, steps and schemas) followed by its
+// unified diff, whole: what `harness diff --text` prints.
+func (d Delta) WriteTextWithDiffs(w io.Writer, colour bool) error {
+	return d.writeText(w, colour, true)
+}
+
+func (d Delta) writeText(w io.Writer, colour, diffs bool) error {
 	p := &printer{w: w, colour: colour}
 	if len(d.Changes) == 0 {
 		p.printf("no changes\n")
@@ -201,6 +210,11 @@ func (d Delta) WriteText(w io.Writer, colour bool) error {
 		default:
 			p.printf("  %s\n", c.Message)
 		}
+		if diffs {
+			for _, l := range c.Diff {
+				p.printf("    %s\n", p.diffLine(l))
+			}
+		}
 	}
 	if d.Wider {
 		p.printf("%s\n", p.style(ansiRed, "wider: the new version may reach or do more than the old one"))
@@ -208,6 +222,20 @@ func (d Delta) WriteText(w io.Writer, colour bool) error {
 		p.printf("%s\n", p.style(ansiDim, "not wider: the same or narrower access"))
 	}
 	return p.err
+}
+
+// diffLine colours one line of a unified diff: additions green, removals
+// red, hunk headers dim. The line is already safe for a terminal.
+func (p *printer) diffLine(l string) string {
+	switch {
+	case strings.HasPrefix(l, "+"):
+		return p.style(ansiGreen, l)
+	case strings.HasPrefix(l, "-"):
+		return p.style(ansiRed, l)
+	case strings.HasPrefix(l, "@@"):
+		return p.style(ansiDim, l)
+	}
+	return l
 }
 
 // WriteJSON writes the diff as {"wider": …, "changes": […]}.

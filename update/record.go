@@ -14,9 +14,11 @@ import (
 const maxErrorText = 500
 
 // ChangeLines summarises a delta one line per change: "+ " widens, "- "
-// narrows or removes, "  " is neutral.
+// narrows or removes, "  " is neutral; a changed text's line is followed by
+// its unified diff, indented by six spaces and cut (review.CutDiff).
 func ChangeLines(d review.Delta) []string {
 	out := make([]string, 0, len(d.Changes))
+	diffLines, cut := 0, false
 	for _, c := range d.Changes {
 		// The lines are stored and printed later as they are: no control
 		// character from a document may reach a terminal through them.
@@ -29,9 +31,29 @@ func ChangeLines(d review.Delta) []string {
 		default:
 			out = append(out, "  "+msg)
 		}
+		// what changed in a text is shown, cut to a readable size (the
+		// lines are safe for a terminal already), and the record as a
+		// whole is bounded too
+		if len(c.Diff) == 0 {
+			continue
+		}
+		if diffLines >= maxRecordDiffLines {
+			if !cut {
+				out = append(out, "      … more text changed: harness diff --text OLD NEW shows every diff")
+				cut = true
+			}
+			continue
+		}
+		for _, l := range review.CutDiff(c.Diff, min(review.MaxDiffLines, maxRecordDiffLines-diffLines)) {
+			out = append(out, "      "+l)
+			diffLines++
+		}
 	}
 	return out
 }
+
+// maxRecordDiffLines bounds the diff lines one record keeps in state.json.
+const maxRecordDiffLines = 200
 
 // InstalledFrom describes a state entry for the checker. Quarantined
 // entries and local paths are not checked (ok false).

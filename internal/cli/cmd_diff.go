@@ -9,7 +9,7 @@ import (
 func init() { register(35, newDiffCmd) }
 
 func newDiffCmd(app *App) *cobra.Command {
-	var asJSON bool
+	var asJSON, text bool
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
 		Short: "Compare the access two versions of a document declare",
@@ -20,8 +20,11 @@ that writes, spends money or posts publicly, a stronger effect, a dropped
 untrusted, userOnly or alwaysAsk, a new required capability. Access is
 compared after normalisation, never as text.
 
---json prints {"wider": true|false, "changes": [...]}. Exit 0; 1 when a
-document cannot be read or is invalid.`,
+--text also shows, under each changed text (the instructions, a tool's
+description, steps, input or output schema), its unified diff whole, coloured
+on a terminal. --json prints {"wider": true|false, "changes": [...]}, each
+changed text with its diff lines in "diff". Exit 0; 1 when a document cannot
+be read or is invalid.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var docs [2]*loaded
@@ -39,9 +42,13 @@ document cannot be read or is invalid.`,
 			if asJSON {
 				return d.WriteJSON(app.Stdout)
 			}
+			if text {
+				return d.WriteTextWithDiffs(app.Stdout, colourFor(app, app.Stdout))
+			}
 			return d.WriteText(app.Stdout, colourFor(app, app.Stdout))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"wider": ..., "changes": [...]} as JSON`)
+	cmd.Flags().BoolVar(&text, "text", false, "show the unified diff of each changed text, whole")
 	return cmd
 }

@@ -305,6 +305,12 @@ func TestUpdateURL(t *testing.T) {
 	require.Nil(t, e.Pending)
 	require.NotNil(t, e.LastUpdate())
 	require.Equal(t, "content changed, version unchanged", e.LastUpdate().Changes[0])
+	// what changed is shown, not counted: the new line itself
+	require.Contains(t, out, "\n          @@ -1 +1,2 @@\n           Use the tools.\n          +More words.\n")
+	require.Contains(t, e.LastUpdate().Changes, "      +More words.")
+	code, out, _ = runCLI(t, env(t0.Add(81*time.Hour)), "list")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "\n          +More words.\n", "harness list shows the record's diff")
 
 	// Gone and server errors: recorded, the installed version stays.
 	for _, status := range []int{http.StatusNotFound, http.StatusInternalServerError} {
