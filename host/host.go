@@ -191,8 +191,10 @@ type Call struct {
 	// KV is the plugin's store (nil: the home folder's, when the document
 	// has the kv ability).
 	KV steps.KV
-	// Trace, when set, receives one line per step.
-	Trace io.Writer
+	// Trace, when set, receives the trace: a line per request and per
+	// step, or with TraceMode one JSON object per event.
+	Trace     io.Writer
+	TraceMode interpreter.TraceMode
 	// Events, when set, receives each step's event with the call's
 	// redactor: whatever shows an event passes its text through redact.
 	Events func(e steps.Event, redact func(string) string)
@@ -215,7 +217,9 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	}
 	var lines func(steps.Event)
 	if c.Trace != nil {
-		lines = interpreter.TraceWriter(c.Trace, call.Redact)
+		tr := interpreter.NewTracer(c.Trace, call.Redact, c.TraceMode)
+		lines = tr.Step
+		opts = append(opts, interpreter.WithRequestTrace(tr.Request))
 	}
 	switch {
 	case c.Events != nil:

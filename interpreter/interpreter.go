@@ -197,6 +197,9 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	f.Vars = make([]any, s.tool.slots)
 	f.Vars[0], f.Vars[1] = input, prefs
 	f.Transport = s.cfg.transport
+	if s.cfg.reqTrace != nil && f.Transport != nil {
+		f.Transport = tracedTransport{f.Transport, s.cfg.reqTrace}
+	}
 	f.KV = s.cfg.kv
 	if f.KV != nil && s.cfg.redact != nil {
 		f.KV = redactKV{f.KV, s.cfg.redact, lim}

@@ -45,6 +45,7 @@ type runConfig struct {
 	kv        steps.KV
 	prefs     map[string]any
 	trace     func(steps.Event)
+	reqTrace  func(RequestEvent) // WithRequestTrace (trace.go)
 	redact    func(string) string
 	checked   bool
 }

@@ -27,7 +27,7 @@ type runFlags struct {
 	tainted bool
 	approve bool
 	trust   string
-	trace   bool
+	trace   traceFlags // trace_flag.go
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -43,12 +43,13 @@ Exit 0: a result was printed (a status object such as login_required is a
 result); 1: the tool failed (message on stderr); 2: usage error (no such document
 or tool, bad flags, input failing the schema); 3: refused by the permission rules.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
+			if rest, _ := f.trace.split(args, 2); len(rest) != 2 {
 				return Exitf(ExitUsage, "run needs PATH|ID and TOOL")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = f.trace.takeValue(args, 2)
 			return runTool(cmd.Context(), app, args[0], args[1], &f)
 		},
 	}
@@ -61,7 +62,7 @@ or tool, bad flags, input failing the schema); 3: refused by the permission rule
 	fl.StringVar(&f.services, "services", "", "campus service catalogue entries (YAML), over the built-in ones")
 	fl.StringVar(&f.secrets, "secrets", "", "session credentials per campus service (YAML)")
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
-	fl.BoolVar(&f.trace, "trace", false, "print the step trace on stderr")
+	f.trace.add(fl)
 	fl.BoolVar(&f.campus, "campus", false, "run against the simulated campus started in this process (its services and a demo session)")
 	return cmd
 }
@@ -80,6 +81,10 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 	}
 	if _, err := parseResolve(f.resolve); err != nil {
 		return Exit(ExitUsage, err)
+	}
+	traceMode, traced, err := f.trace.mode()
+	if err != nil {
+		return err
 	}
 	if _, statErr := os.Stat(arg); statErr != nil && isRemote(app, arg) {
 		return runRemote(ctx, app, arg, toolName, f)
@@ -146,8 +151,8 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		return Exitf(ExitFailed, "tool %q does not compile", toolName)
 	}
 	call := host.Call{Tool: toolName, Input: d.Input, Checked: true, Trust: registry.Trust(trust)}
-	if f.trace {
-		call.Trace = app.Stderr
+	if traced {
+		call.Trace, call.TraceMode = app.Stderr, traceMode
 	}
 	res, err := doc.Run(ctx, call)
 	if err != nil {

@@ -276,6 +276,10 @@ func (s *Setup) Observe(c Creds, code int, stdout, stderr string) (Observation, 
 // duration is the duration a trace line shows (timing is not compared).
 var duration = regexp.MustCompile(`(?m)^(trace: .*? step \S+ \([^)]*\)) [0-9][0-9.hmsµnu]* `)
 
+// reqDuration is the duration a request's trace line shows, after its
+// status and URL or before its error.
+var reqDuration = regexp.MustCompile(`(?m)^(trace:   (?:\d{3} \S+|error after)) [0-9][0-9.hmsµnu]*([ :]|$)`)
+
 // Normalize masks in text each whole credential of c, the pieces the
 // services echoed on their own, and the durations of trace lines.
 func Normalize(text string, c Creds, pieces []string) string {
@@ -284,6 +288,7 @@ func Normalize(text string, c Creds, pieces []string) string {
 	for _, p := range pieces {
 		text = strings.ReplaceAll(text, p, "«piece»")
 	}
+	text = reqDuration.ReplaceAllString(text, "$1 D$2")
 	return duration.ReplaceAllString(text, "$1 D ")
 }
 
