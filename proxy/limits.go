@@ -1,15 +1,19 @@
 package proxy
 
-import "time"
+import (
+	"time"
+
+	"github.com/pkuinfo/harness/internal/limits"
+)
 
 // Limits bound what one request and one call may do. A zero field takes its
 // default (the Default* constants).
 type Limits struct {
 	// RequestTimeout bounds one attempt of a request, its redirects
-	// included (default 15 s).
+	// included (default limits.DefaultRequestTimeout, 15 s).
 	RequestTimeout time.Duration
 	// MaxResponseBytes bounds a response body after decompression
-	// (default 4 MiB).
+	// (default limits.DefaultResponseBytes, 4 MiB).
 	MaxResponseBytes int64
 	// MaxHeaderBytes bounds a response's header block (default 64 KiB).
 	MaxHeaderBytes int64
@@ -19,7 +23,8 @@ type Limits struct {
 	// (default 5).
 	MaxRedirects int
 	// MaxRequests bounds the requests of one call, and the requests it
-	// sends on the wire, each redirect hop and retry included (default 100).
+	// sends on the wire, each redirect hop and retry included (default
+	// limits.WireRequests, twice a call's requests limit: 100).
 	MaxRequests int
 	// CallConcurrency bounds the requests in flight in one call (default 4).
 	CallConcurrency int
@@ -33,12 +38,12 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
-	DefaultRequestTimeout     = 15 * time.Second
-	DefaultMaxResponseBytes   = 4 << 20
+	DefaultRequestTimeout     = limits.DefaultRequestTimeout
+	DefaultMaxResponseBytes   = limits.DefaultResponseBytes
 	DefaultMaxHeaderBytes     = 64 << 10
 	DefaultMaxRequestBytes    = 1 << 20
 	DefaultMaxRedirects       = 5
-	DefaultMaxRequests        = 100
+	DefaultMaxRequests        = limits.WireRequests
 	DefaultCallConcurrency    = 4
 	DefaultServiceConcurrency = 4
 	DefaultMaxRetries         = 3

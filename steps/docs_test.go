@@ -6,28 +6,24 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
+	"github.com/pkuinfo/harness/internal/limits"
 	"github.com/pkuinfo/harness/steps"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-const (
-	beginKinds = "<!-- kinds:begin -->\n"
-	endKinds   = "<!-- kinds:end -->"
-)
-
-// TestDocsUpToDate: docs/plugin-format.md holds the generated kinds reference and
-// names every limit (go test ./steps -update rewrites the kinds part).
+// TestDocsUpToDate: docs/plugin-format.md holds the generated kinds
+// reference and limits table (go test ./steps -update rewrites them).
 func TestDocsUpToDate(t *testing.T) {
 	path := filepath.Join("..", "docs", "plugin-format.md")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	doc := string(b)
-	i, j := strings.Index(doc, beginKinds), strings.Index(doc, endKinds)
-	require.True(t, i >= 0 && j > i, "docs/plugin-format.md needs the kinds markers")
-	want := doc[:i+len(beginKinds)] + steps.Markdown(steps.Builtin()) + doc[j:]
+	want := between(t, doc, "kinds", steps.Markdown(steps.Builtin()))
+	want = between(t, want, "limits", limits.Markdown())
 	if *update && want != doc {
 		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 		doc = want
@@ -49,6 +45,36 @@ func TestDocsUpToDate(t *testing.T) {
 		assert.True(t, unicode.IsLower(rune(name[0])))
 		assert.Contains(t, doc, "| `"+name+"` |", "docs/plugin-format.md lacks limit %s", name)
 	}
+}
+
+// between replaces what doc holds between the NAME markers.
+func between(t *testing.T, doc, name, body string) string {
+	t.Helper()
+	begin, end := "<!-- "+name+":begin -->\n", "<!-- "+name+":end -->"
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	require.True(t, i >= 0 && j > i, "docs/plugin-format.md needs the %s markers", name)
+	return doc[:i+len(begin)] + body + doc[j:]
+}
+
+// The limits table, the defaults and a tool's limits: agree: every
+// default comes from the table, and a tool may lower exactly the marked ones.
+func TestLimitsTable(t *testing.T) {
+	d := steps.DefaultLimits()
+	for _, l := range limits.Table {
+		v, ok := d.Get(l.Name)
+		require.True(t, ok, l.Name)
+		assert.Equal(t, l.Default, v, l.Name)
+	}
+	assert.Equal(t, 15*time.Second, d.RequestTimeout)
+	assert.Equal(t, int64(4<<20), d.ResponseBytes)
+	assert.Equal(t, 50, d.Requests)
+	assert.Equal(t, []string{"deadline", "requestTimeout", "responseBytes", "requests", "steps", "iterations", "pages", "items", "output"}, limits.ToolNames())
+	_, ok := d.Get("nope")
+	assert.False(t, ok)
+	assert.True(t, d.Set("pages", 3))
+	assert.Equal(t, 3, d.Pages)
+	rb, _ := limits.Get("responseBytes")
+	assert.Equal(t, "4 MiB", rb.Text(rb.Default))
 }
 
 // TestCapsWords: the reference and explain say the same words for the same

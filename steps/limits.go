@@ -1,6 +1,12 @@
 package steps
 
-import "time"
+import (
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/pkuinfo/harness/internal/limits"
+)
 
 // Limits bound one tool call. The host sets them (DefaultLimits otherwise); a
 // tool's `limits:` may only lower them.
@@ -31,28 +37,56 @@ type Limits struct {
 	Clock func() time.Time
 }
 
-// DefaultLimits are the limits when the host sets none.
+// DefaultLimits are the limits when the host sets none: the defaults of
+// internal/limits.Table.
 func DefaultLimits() Limits {
-	return Limits{
-		Deadline:       30 * time.Second,
-		RequestTimeout: 15 * time.Second,
-		ResponseBytes:  4 << 20,
-		Requests:       50,
-		Steps:          1000,
-		Iterations:     200,
-		Pages:          20,
-		Items:          2000,
-		Output:         12000,
-		StringBytes:    8 << 20,
-		Depth:          256,
-		FieldBytes:     64 << 10,
-		HTMLNodes:      200000,
-		HTMLDepth:      256,
-		SelectorCost:   64,
-		KVValueBytes:   64 << 10,
-		KVBytes:        1 << 20,
-		KVKeys:         1000,
-		KVWrites:       50,
-		HeapBytes:      1 << 30,
+	var l Limits
+	for _, e := range limits.Table {
+		l.Set(e.Name, e.Default)
 	}
+	return l
+}
+
+// limitFields maps each limit's name to its field of Limits, found once:
+// "requests" is Requests, "htmlNodes" HTMLNodes, "kvKeys" KVKeys. Every
+// field but the clock has a row in the table, and every row a field.
+var limitFields = func() map[string]int {
+	t := reflect.TypeOf(Limits{})
+	out := map[string]int{}
+	for _, e := range limits.Table {
+		name := strings.ToUpper(e.Name[:1]) + e.Name[1:]
+		for _, p := range []string{"Html", "Kv"} {
+			if strings.HasPrefix(name, p) {
+				name = strings.ToUpper(p) + name[len(p):]
+			}
+		}
+		f, ok := t.FieldByName(name)
+		if !ok {
+			panic("steps.Limits has no field for limit " + e.Name)
+		}
+		out[e.Name] = f.Index[0]
+	}
+	if len(out) != t.NumField()-1 {
+		panic("steps.Limits has a field the limits table lacks")
+	}
+	return out
+}()
+
+// Get returns the limit named name (durations in nanoseconds).
+func (l *Limits) Get(name string) (int64, bool) {
+	i, ok := limitFields[name]
+	if !ok {
+		return 0, false
+	}
+	return reflect.ValueOf(l).Elem().Field(i).Int(), true
+}
+
+// Set sets the limit named name (durations in nanoseconds); it reports
+// whether there is such a limit.
+func (l *Limits) Set(name string, v int64) bool {
+	i, ok := limitFields[name]
+	if ok {
+		reflect.ValueOf(l).Elem().Field(i).SetInt(v)
+	}
+	return ok
 }

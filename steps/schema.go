@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pkuinfo/harness/internal/limits"
 	"github.com/pkuinfo/harness/internal/yamlx"
 )
 
@@ -13,7 +14,8 @@ import (
 // (draft 2020-12): "step" is one step (a oneOf of one object per kind, each
 // with its kind key required and the modifiers as and if), "steps" a list
 // of steps, "as" and "if" the modifiers, and "kind.NAME" the value under
-// kind NAME's key, plus what the declarations share. References point into
+// kind NAME's key, plus what the declarations share and "limits", a
+// tool's limits: (from internal/limits). References point into
 // the document's own $defs ("#/$defs/step"), so the result goes there
 // unchanged; docs/schema/tool.schema.json holds it, and a test keeps it up
 // to date. It knows no kind: each describes itself.
@@ -24,6 +26,7 @@ func JSONSchema(r *Registry) (map[string]any, error) {
 		g.Define(f.Name, func() map[string]any { return g.Field(f) })
 	}
 	StepsType.Schema(g)
+	g.Define("limits", func() map[string]any { return g.Object(limits.Decl) })
 	kinds := r.Kinds()
 	var oneOf []any
 	for _, k := range kinds {

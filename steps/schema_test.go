@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkuinfo/harness/internal/limits"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
@@ -64,8 +65,10 @@ func TestSchemasAreValid(t *testing.T) {
 // The limits a tool may lower, as the schema lists them, are limits.
 func TestToolSchemaLimits(t *testing.T) {
 	doc := readJSON(t, toolSchemaPath).(map[string]any)
-	lim := doc["properties"].(map[string]any)["limits"].(map[string]any)["properties"].(map[string]any)
+	assert.Equal(t, "#/$defs/limits", doc["properties"].(map[string]any)["limits"].(map[string]any)["$ref"])
+	lim := doc["$defs"].(map[string]any)["limits"].(map[string]any)["properties"].(map[string]any)
 	require.NotEmpty(t, lim)
+	assert.Len(t, lim, len(limits.ToolNames()))
 	fields := reflect.TypeOf(steps.Limits{})
 	for name, v := range lim {
 		f, ok := fields.FieldByName(strings.ToUpper(name[:1]) + name[1:])
