@@ -40,6 +40,12 @@ type Config struct {
 	// RootCAs, when set, are the certificate authorities the proxy's TLS
 	// connections trust instead of the system's.
 	RootCAs *x509.CertPool
+	// ResolveCA is PEM certificates trusted beside the system roots for
+	// the hosts Resolve maps only (--ca).
+	ResolveCA []byte
+	// Sealed, when set, names the setting in which nothing leaves
+	// loopback (proxy.Config.Sealed).
+	Sealed string
 	// Clock is jq's now and the registry's clock (nil: the real time).
 	Clock func() time.Time
 	// Home is the home folder: the plugins' stores and preference values
@@ -72,7 +78,7 @@ func New(cfg Config) *Host {
 	if h.clock == nil {
 		h.clock = time.Now
 	}
-	h.px = proxy.New(proxy.Config{Catalogue: h.cat, Keystore: h.keys, Resolve: cfg.Resolve, RootCAs: cfg.RootCAs})
+	h.px = proxy.New(proxy.Config{Catalogue: h.cat, Keystore: h.keys, Resolve: cfg.Resolve, RootCAs: cfg.RootCAs, ResolveCA: cfg.ResolveCA, Sealed: cfg.Sealed})
 	return h
 }
 

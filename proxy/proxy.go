@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,6 +32,16 @@ type Config struct {
 	// trust instead of the system's (a local HTTPS server behind
 	// --resolve, the test runner's replay servers).
 	RootCAs *x509.CertPool
+	// ResolveCA is PEM certificates trusted, in addition to the system
+	// roots (or RootCAs), for the hosts Resolve maps and for no other
+	// host: a local HTTPS server standing in for a web origin.
+	ResolveCA []byte
+	// Sealed, when set, names a setting in which nothing leaves loopback
+	// (the simulated campus: "the simulated campus (--campus)"): every
+	// connection, campus or web, must go to a loopback address literal
+	// after the Resolve mapping, no name is ever resolved, and a catalogue
+	// service whose origin is not on loopback fails naming the service.
+	Sealed string
 }
 
 // Proxy signs and guards every request of every tool call. It is safe for
@@ -47,6 +58,12 @@ type Proxy struct {
 
 	guard         *netguard.Guard // the address rule of web requests
 	guardedDialer *net.Dialer     // checks every address it connects to
+	sealed        string          // Config.Sealed
+	resolveRoots  *x509.CertPool  // the roots plus Config.ResolveCA; nil without it
+	// dial opens a connection to an address already decided on (a
+	// --resolve target or a catalogue origin); tests replace it to see
+	// that a refused connection never reaches the network.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	campusRT http.RoundTripper // credentialed requests
 	webRT    http.RoundTripper // public requests, behind the guard
@@ -79,6 +96,8 @@ func New(cfg Config) *Proxy {
 		authHeaders: map[string]bool{},
 		sems:        map[string]chan struct{}{},
 		now:         time.Now,
+		sealed:      cfg.Sealed,
+		dial:        dialer.DialContext,
 	}
 	for name, s := range cat {
 		cs, err := compileService(name, s)
@@ -109,6 +128,21 @@ func New(cfg Config) *Proxy {
 			p.resolve[hp] = addr
 		}
 	}
+	if p.sealed != "" {
+		p.sealServices()
+	}
+	if len(cfg.ResolveCA) > 0 {
+		roots := cfg.RootCAs
+		if roots != nil {
+			roots = roots.Clone()
+		} else if sys, err := x509.SystemCertPool(); err == nil && sys != nil {
+			roots = sys
+		} else {
+			roots = x509.NewCertPool()
+		}
+		roots.AppendCertsFromPEM(cfg.ResolveCA)
+		p.resolveRoots = roots
+	}
 	// Every stored value is redacted from the start, whichever service
 	// it belongs to.
 	if l, ok := ks.(serviceLister); ok {
@@ -131,6 +165,23 @@ func New(cfg Config) *Proxy {
 	p.campusRT = p.newTransport(p.dialCampus, cfg.RootCAs)
 	p.webRT = p.newTransport(p.dialWeb, cfg.RootCAs)
 	return p
+}
+
+// sealServices turns every catalogue service whose connection would leave
+// loopback (its origin, after the Resolve mapping) into an error naming
+// the service: the sealed setting does not serve it.
+func (p *Proxy) sealServices() {
+	for name, cs := range p.services {
+		target := cs.origin.hostport()
+		if a, ok := p.resolve[target]; ok {
+			target = a
+		}
+		if netguard.CheckSealedDial(target) == nil {
+			continue
+		}
+		p.serviceErr[name] = fmt.Errorf("%w: campus service %q is not served by %s, which reaches nothing beyond loopback (its origin %s is not on loopback)", ErrRefused, name, p.sealed, cs.origin.str)
+		delete(p.services, name)
+	}
 }
 
 func (p *Proxy) addCampusHost(o origin) {
@@ -167,7 +218,7 @@ func (p *Proxy) addSecrets(ss *ServiceSecrets) {
 func (p *Proxy) newTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error), roots *x509.CertPool) *http.Transport {
 	protos := new(http.Protocols)
 	protos.SetHTTP1(true) // HTTP/1.1 only: the card service refuses HTTP/2
-	return &http.Transport{
+	t := &http.Transport{
 		Proxy:                  nil, // never an environment proxy
 		DialContext:            dial,
 		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
@@ -179,6 +230,51 @@ func (p *Proxy) newTransport(dial func(ctx context.Context, network, addr string
 		IdleConnTimeout:        30 * time.Second,
 		Protocols:              protos,
 	}
+	if p.resolveRoots != nil {
+		t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return p.dialTLS(ctx, dial, roots, network, addr)
+		}
+	}
+	return t
+}
+
+// dialTLS is a transport's TLS connection when --ca is given: the extra
+// roots verify the hosts Resolve maps, the usual roots every other host.
+// HTTP/1.1 only, TLS 1.2 or newer, the handshake bounded.
+func (p *Proxy) dialTLS(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), roots *x509.CertPool, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: bad address %s", ErrRefused, addr)
+	}
+	conn, err := dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host, NextProtos: []string{"http/1.1"}, RootCAs: roots}
+	if _, ok := p.resolve[addr]; ok {
+		cfg.RootCAs = p.resolveRoots
+	}
+	tc := tls.Client(conn, cfg)
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// sealedCheck is the sealed setting's decision for one connection to
+// addr (after the Resolve mapping): nothing but a loopback address
+// literal, decided before any lookup or packet.
+func (p *Proxy) sealedCheck(addr string) error {
+	if p.sealed == "" {
+		return nil
+	}
+	if err := netguard.CheckSealedDial(addr); err != nil {
+		return fmt.Errorf("%w: %s reaches nothing beyond loopback: %s", ErrRefused, p.sealed, strings.TrimPrefix(err.Error(), netguard.ErrDenied.Error()+": "))
+	}
+	return nil
 }
 
 var dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
@@ -186,9 +282,12 @@ var dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 // dialCampus connects to a catalogue origin (or its --resolve mapping).
 func (p *Proxy) dialCampus(ctx context.Context, network, addr string) (net.Conn, error) {
 	if a, ok := p.resolve[addr]; ok {
-		return dialer.DialContext(ctx, network, a)
+		addr = a
 	}
-	return dialer.DialContext(ctx, network, addr)
+	if err := p.sealedCheck(addr); err != nil {
+		return nil, err
+	}
+	return p.dial(ctx, network, addr)
 }
 
 // guardControl is the guarded dialer's check of every address it
@@ -210,7 +309,13 @@ func (p *Proxy) guardControl(network, address string, _ syscall.RawConn) error {
 // each connection checked again in the dialer's Control.
 func (p *Proxy) dialWeb(ctx context.Context, network, addr string) (net.Conn, error) {
 	if a, ok := p.resolve[addr]; ok {
-		return dialer.DialContext(ctx, network, a)
+		if err := p.sealedCheck(a); err != nil {
+			return nil, err
+		}
+		return p.dial(ctx, network, a)
+	}
+	if err := p.sealedCheck(addr); err != nil {
+		return nil, err
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

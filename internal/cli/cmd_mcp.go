@@ -17,6 +17,7 @@ func newMCPCmd(app *App) *cobra.Command {
 		services string
 		secrets  string
 		resolve  []string
+		ca       string
 		noElicit bool
 		campus   bool
 		serve    mcpServeFlags
@@ -56,7 +57,7 @@ keystore (or --secrets) and the built-in service catalogue (plus --services).`,
 				ctx = context.Background()
 			}
 			serve.httpSet = cmd.Flags().Changed("http")
-			h, stop, err := openHost(app, hostFlags{services: services, secrets: secrets, resolve: resolve, campus: campus}, true)
+			h, stop, err := openHost(app, hostFlags{services: services, secrets: secrets, resolve: resolve, ca: ca, campus: campus}, true)
 			if err != nil {
 				return err
 			}
@@ -83,6 +84,7 @@ keystore (or --secrets) and the built-in service catalogue (plus --services).`,
 	fl.StringVar(&services, "services", "", "campus service catalogue entries (YAML), over the built-in ones")
 	fl.StringVar(&secrets, "secrets", "", "session credentials per campus service (YAML), instead of the keystore")
 	fl.StringArrayVar(&resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
+	fl.StringVar(&ca, "ca", "", "PEM certificates trusted, beside the system roots, for the hosts --resolve maps only")
 	fl.BoolVar(&noElicit, "no-elicit", false, "refuse calls that ask instead of asking the client's user")
 	fl.StringVar(&serve.http, "http", "", "serve Streamable HTTP on this loopback HOST:PORT or PORT instead of stdio (empty: 127.0.0.1, a free port)")
 	fl.StringVar(&serve.tokenFile, "token-file", "", "with --http: require this file's bearer token on every request")

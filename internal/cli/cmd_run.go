@@ -63,6 +63,7 @@ or tool, bad flags, input failing the schema); 3: refused by the permission rule
 	fl.StringVar(&f.secrets, "secrets", "", "session credentials per campus service (YAML)")
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
 	f.trace.add(fl)
+	fl.StringVar(&f.ca, "ca", "", "PEM certificates trusted, beside the system roots, for the hosts --resolve maps only")
 	fl.BoolVar(&f.campus, "campus", false, "run against the simulated campus started in this process (its services and a demo session)")
 	return cmd
 }
@@ -175,6 +176,7 @@ type hostFlags struct {
 	services string
 	secrets  string
 	resolve  []string
+	ca       string // --ca: PEM roots for the --resolve hosts
 	campus   bool
 	replay   bool // the runs bring their own sessions: no keystore is opened
 	memory   bool // the plugins' stores live in memory: the home holds only the keystore read
@@ -196,7 +198,11 @@ func openHost(app *App, f hostFlags, needHome bool) (*host.Host, func(), error) 
 	if err != nil {
 		return nil, nop, err
 	}
-	cfg := host.Config{Catalogue: proxy.Builtin(), Resolve: resolve, Clock: clock}
+	ca, err := readCA(f.ca, resolve)
+	if err != nil {
+		return nil, nop, Exit(ExitUsage, err)
+	}
+	cfg := host.Config{Catalogue: proxy.Builtin(), Resolve: resolve, ResolveCA: ca, Clock: clock}
 	stop := nop
 	if f.campus {
 		if f.services != "" || f.secrets != "" {
@@ -209,6 +215,7 @@ func openHost(app *App, f hostFlags, needHome bool) (*host.Host, func(), error) 
 		stop = end
 		cfg.Catalogue = cfg.Catalogue.Merge(over)
 		cfg.Keystore = proxy.MemKeystore(sec)
+		cfg.Sealed = campusSealed
 	}
 	fail := func(code int, err error) (*host.Host, func(), error) {
 		stop()

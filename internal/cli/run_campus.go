@@ -8,6 +8,11 @@ import (
 	"github.com/pkuinfo/harness/proxy"
 )
 
+// campusSealed names --campus in the proxy's messages: the simulated
+// campus is sealed, nothing leaves loopback, and a catalogue service it
+// does not simulate fails naming the service (proxy.Config.Sealed).
+const campusSealed = "the simulated campus (--campus)"
+
 // startCampus starts the simulated campus for one run and returns its
 // services (to lay over the built-in catalogue) and its demo session, in
 // memory; stop ends the campus.

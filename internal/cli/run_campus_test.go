@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,4 +31,37 @@ func TestRunOnSimulatedCampus(t *testing.T) {
 	code, _, errs = runCLI(t, env, "run", "--campus", "--services", "x.yaml", "../../plugins-official/wallet", "cardBalance")
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "--campus brings its own services")
+}
+
+// --campus is sealed: a built-in service the simulated campus does not
+// simulate (the library) fails with a message naming it, and nothing is
+// looked up or sent for it.
+func TestRunCampusSealedNamesUnsimulatedService(t *testing.T) {
+	dir := t.TempDir()
+	writeDoc(t, dir, map[string]string{
+		"PLUGIN.md": "---\nid: lib-events\nname: 图书馆\ndescription: 图书馆活动。\nversion: 0.1.0\naccess:\n  campus: [library]\n---\nUse `events`.\n",
+		"tools/events.yaml": "description: Library events. Use for library questions.\neffect: read\ninput: { type: object }\nsteps:\n" +
+			"  - request: { service: library, path: /cms/front/content/list/all }\n  - return: .body\n",
+	})
+	code, out, errs := runCLI(t, map[string]string{"HARNESS_HOME": t.TempDir()}, "run", "--campus", dir, "events")
+	require.Equal(t, ExitFailed, code, errs)
+	require.Empty(t, out)
+	require.Contains(t, errs, `campus service "library" is not served by the simulated campus (--campus), which reaches nothing beyond loopback`)
+}
+
+// --ca needs --resolve and a PEM certificate.
+func TestRunCAFlagChecks(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pem")
+	require.NoError(t, os.WriteFile(bad, []byte("not a certificate\n"), 0o600))
+	env := map[string]string{"HARNESS_HOME": t.TempDir()}
+	code, _, errs := runCLI(t, env, "run", "--campus", "--ca", bad, "../../plugins-official/wallet", "cardBalance")
+	require.Equal(t, ExitUsage, code, errs)
+	require.Contains(t, errs, "--resolve HOST:PORT:ADDR too")
+	code, _, errs = runCLI(t, env, "run", "--campus", "--resolve", "news.example.edu.cn:443:127.0.0.1:9", "--ca", bad, "../../plugins-official/wallet", "cardBalance")
+	require.Equal(t, ExitUsage, code, errs)
+	require.Contains(t, errs, "holds no PEM certificate")
+	code, _, errs = runCLI(t, env, "run", "--resolve", "news.example.edu.cn:443:127.0.0.1:9", "--ca", filepath.Join(dir, "missing.pem"), "../../plugins-official/wallet", "cardBalance")
+	require.Equal(t, ExitUsage, code, errs)
+	require.Contains(t, errs, "--ca")
 }

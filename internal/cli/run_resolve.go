@@ -2,7 +2,11 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/pkuinfo/harness/internal/netguard"
 
@@ -51,4 +55,50 @@ func parseResolve(list []string) (map[string]string, error) {
 		return nil, fmt.Errorf("--%v", err)
 	}
 	return m, nil
+}
+
+// maxCABytes bounds a --ca file.
+const maxCABytes = 1 << 20
+
+// readCA reads a --ca file: PEM certificates, trusted beside the system
+// roots for the hosts --resolve maps and no other (a local HTTPS server
+// standing in for a declared web origin). It needs --resolve.
+func readCA(path string, resolve map[string]string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if len(resolve) == 0 {
+		return nil, fmt.Errorf("--ca %s trusts its certificates for the hosts --resolve maps only: give --resolve HOST:PORT:ADDR too", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--ca: %v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCABytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--ca: %v", err)
+	}
+	if len(data) > maxCABytes {
+		return nil, fmt.Errorf("--ca %s is more than %d bytes", path, maxCABytes)
+	}
+	n := 0
+	for rest := data; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+			return nil, fmt.Errorf("--ca %s: certificate %d does not parse: %v", path, n+1, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("--ca %s holds no PEM certificate (-----BEGIN CERTIFICATE-----)", path)
+	}
+	return data, nil
 }

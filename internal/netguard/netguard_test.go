@@ -131,3 +131,21 @@ func TestCheckStepHeader(t *testing.T) {
 		}
 	}
 }
+
+// A sealed host connects to loopback literals only; everything else is
+// refused by the decision alone, names included (no lookup is made).
+func TestCheckSealedDial(t *testing.T) {
+	for _, a := range []string{"127.0.0.1:443", "127.9.9.9:8080", "[::1]:443", "[::ffff:127.0.0.1]:80"} {
+		require.NoError(t, CheckSealedDial(a), a)
+	}
+	for _, a := range []string{
+		"192.0.2.1:443",   // TEST-NET-1: cannot route
+		"198.51.100.7:80", // TEST-NET-2
+		"162.105.129.1:443", "10.0.0.1:443", "1.1.1.1:443", "[2001:db8::1]:443", "[fe80::1%eth0]:443",
+		"www.lib.pku.edu.cn:443", "localhost:443", "127.0.0.1", "127.0.0.1:0", "",
+	} {
+		err := CheckSealedDial(a)
+		require.ErrorIs(t, err, ErrDenied, a)
+		assert.Contains(t, err.Error(), "loopback", a)
+	}
+}
