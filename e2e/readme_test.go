@@ -68,6 +68,9 @@ func TestREADMEExamplesRun(t *testing.T) {
 		if strings.Contains(script, "cardBalance") && !strings.Contains(string(out), `"balanceYuan"`) {
 			t.Errorf("the README's first example should print the card balance; got %s", out)
 		}
+		if strings.Contains(script, "--ca site/cert.pem") && !strings.Contains(string(out), `"title":"校历调整的通知"`) {
+			t.Errorf("the hello run against the local HTTPS server should print the newest notice; got %s", out)
+		}
 		if strings.Contains(script, "hash hello") && !regexp.MustCompile(`(?m)^h1:[A-Za-z0-9+/]{43}=$`).Match(out) {
 			t.Errorf("the first-document example should print a content hash; got %s", out)
 		}
