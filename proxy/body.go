@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf16"
@@ -174,27 +173,31 @@ var digestHeaders = []string{"Content-Md5", "Digest", "Repr-Digest", "Content-Di
 // nothing was redacted from, and are dropped beside one that was.
 var redactedHeaders = []string{"Etag", "Content-Range", "X-Original-Content-Length", "X-Uncompressed-Content-Length"}
 
-// representationHeaders makes the header of a response describe the body
-// the step sees, not the one the server sent: the body is decompressed
-// (Content-Encoding goes), its Content-Length is its length as the step
-// has it (none when the step has no body: a binary one), and no digest of
-// the server's bytes passes; with a redacted body, neither does anything
-// else derived from those bytes. The length of a redacted body, or of a
-// compressed one, would otherwise tell a plugin the length of what was
-// redacted, or how well its guess compressed with a credential.
-func representationHeaders(h http.Header, out *Response, redacted bool) {
+// The header of a response describes the body the step sees, not the one
+// the server sent: the body is decompressed (Content-Encoding goes), its
+// Content-Length is its length as the step has it (none when the step has
+// no body: a binary one), and no digest of the server's bytes passes; with
+// a redacted body, neither does anything else derived from those bytes.
+// The length of a redacted body, or of a compressed one, would otherwise
+// tell a plugin the length of what was redacted, or how well its guess
+// compressed with a credential. finish applies these rules in the one pass
+// over the header that also filters and redacts it: dropContentEncoding
+// first, representationDrop for each name, the new Content-Length last.
+
+// dropContentEncoding removes a Content-Encoding other than identity: the
+// body is decompressed.
+func dropContentEncoding(h http.Header) {
 	if ce := hget(h, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		delete(h, "Content-Encoding")
 	}
-	for k := range h {
-		ck := http.CanonicalHeaderKey(k)
-		if slices.Contains(digestHeaders, ck) || redacted && slices.Contains(redactedHeaders, ck) || ck == "Content-Length" {
-			delete(h, k)
-		}
-	}
-	if !out.Binary {
-		h["Content-Length"] = []string{strconv.Itoa(len(out.Body))}
-	}
+}
+
+// representationDrop reports whether a header describes the server's bytes
+// rather than the body the step sees: a digest, a length, and beside a
+// redacted body what else derives from the bytes.
+func representationDrop(k string, redacted bool) bool {
+	ck := http.CanonicalHeaderKey(k)
+	return slices.Contains(digestHeaders, ck) || redacted && slices.Contains(redactedHeaders, ck) || ck == "Content-Length"
 }
 
 // textual reports whether a media type is text the steps can read.

@@ -623,14 +623,20 @@ func entryForm(decoded string) string {
 	if plainEntryForm(decoded) {
 		return decoded
 	}
-	segs := strings.Split(decoded, "/")
-	for i, sg := range segs {
+	// Segments cut and trimmed into one buffer, then lower-cased whole:
+	// no rune's lower case is a "/", ";", "." or space, so that is each
+	// segment lower-cased.
+	var b strings.Builder
+	b.Grow(len(decoded) + 1)
+	for sg := range strings.SplitSeq(decoded, "/") {
 		if j := strings.IndexByte(sg, ';'); j >= 0 {
 			sg = sg[:j]
 		}
-		segs[i] = strings.ToLower(strings.TrimRight(sg, ". "))
+		b.WriteString(strings.TrimRight(sg, ". "))
+		b.WriteByte('/')
 	}
-	return strings.Join(segs, "/")
+	s := b.String()
+	return strings.ToLower(s[:len(s)-1])
 }
 
 // plainEntryForm reports whether p is its own entryForm (no ";", no upper

@@ -531,7 +531,7 @@ func (h *handoffs) url(s string, depth int) {
 
 // path takes ticket-shaped segments and segment parameters of a path.
 func (h *handoffs) path(p string, depth int) {
-	for _, seg := range strings.Split(p, "/") {
+	for seg := range strings.SplitSeq(p, "/") {
 		name, params, _ := strings.Cut(seg, ";")
 		if d := unescapeValue(name); ticketShaped(d) {
 			h.add(d, false)
@@ -545,7 +545,7 @@ func (h *handoffs) path(p string, depth int) {
 // params takes k=v pairs and bare values of a query, a fragment or a
 // header value, split where sep says.
 func (h *handoffs) params(s string, depth int, sep func(rune) bool) {
-	for _, part := range strings.FieldsFunc(s, sep) {
+	for part := range strings.FieldsFuncSeq(s, sep) {
 		k, v, eq := strings.Cut(part, "=")
 		if !eq {
 			if strings.HasPrefix(part, "/") {
@@ -609,7 +609,8 @@ func structuralHeader(k string) bool {
 // or not; Refresh; Link; any header named for a token or ticket; a
 // parameter of any other header.
 func (c *Call) absorbHandoffHeaders(t *target, hdr http.Header) error {
-	h := &handoffs{c: c, t: t}
+	var seen [8]string
+	h := &handoffs{c: c, t: t, seen: seen[:0]}
 	for k, vs := range hdr {
 		if structuralHeader(k) {
 			continue
@@ -671,14 +672,14 @@ var (
 // word and is a hand-off name ("token": "…", "access_token" : "…"),
 // without a regular expression over the whole body: only where the word
 // occurs is the key and its value read.
-func jsonHandoffFields(body []byte, word string, h *handoffs) {
+func jsonHandoffFields(body []byte, w word, h *handoffs) {
 	for off := 0; off < len(body); {
-		i := bytes.Index(body[off:], []byte(word))
+		i := w.index(body[off:])
 		if i < 0 {
 			return
 		}
 		i += off
-		off = i + len(word)
+		off = i + len(w.s)
 		lo := max(0, i-64)
 		ks := bytes.LastIndexByte(body[lo:i], '"')
 		if ks < 0 {
@@ -724,7 +725,9 @@ func jsonHandoffFields(body []byte, word string, h *handoffs) {
 		if ve < 0 {
 			continue
 		}
-		v := string(body[vs:ve])
+		// (A view of the answer's bytes: add copies what it keeps
+		// beyond this scan.)
+		v := unsafe.String(unsafe.SliceData(body[vs:ve]), ve-vs)
 		if esc {
 			var d string
 			if json.Unmarshal(body[vs-1:ve+1], &d) == nil {
@@ -755,18 +758,19 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 		return nil
 	}
 	s := unsafe.String(unsafe.SliceData(body), len(body))
-	h := &handoffs{c: c, t: t}
-	if containsAny(body, "efresh", "EFRESH") {
+	var seen [8]string
+	h := &handoffs{c: c, t: t, seen: seen[:0]}
+	if containsAny(body, refreshWords) {
 		for _, m := range metaRefreshRE.FindAllString(s, 64) {
 			h.params(attr(contentAttrRE, m), 0, func(r rune) bool { return r == ';' || r == ' ' || r == '?' || r == '&' || r == '#' })
 		}
 	}
-	if containsAny(body, "ocation", "OCATION", "open(", "open (") {
+	if containsAny(body, navWords) {
 		for _, m := range scriptNavRE.FindAllStringSubmatch(s, 64) {
 			h.url(html.UnescapeString(unescapeJS(m[1])), 0)
 		}
 	}
-	if containsAny(body, "<form", "<FORM", "<Form") && autoSubmitRE.MatchString(s) {
+	if containsAny(body, formWords) && autoSubmitRE.MatchString(s) {
 		for _, f := range formRE.FindAllString(s, 16) {
 			if open := strings.IndexByte(f, '>'); open >= 0 {
 				if a := attr(actionAttrRE, f[:open+1]); a != "" {
@@ -780,7 +784,7 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 			}
 		}
 	}
-	for _, w := range []string{"oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt"} {
+	for _, w := range fieldWords {
 		jsonHandoffFields(body, w, h)
 	}
 	return c.registerHandoffs(h)
@@ -799,13 +803,83 @@ func unescapeJS(s string) string {
 	return strings.ReplaceAll(s, `\/`, `/`)
 }
 
-func containsAny(b []byte, words ...string) bool {
-	for _, w := range words {
-		if bytes.Contains(b, []byte(w)) {
+// The words absorbHandoffBody looks for first: a meta refresh, a script's
+// navigation, a form, a JSON field named for a token, ticket or JWT.
+var (
+	refreshWords = words("efresh", "EFRESH")
+	navWords     = words("ocation", "OCATION", "open(", "open (")
+	formWords    = words("<form", "<FORM", "<Form")
+	fieldWords   = words("oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt")
+)
+
+func containsAny(b []byte, ws []word) bool {
+	for _, w := range ws {
+		if w.index(b) >= 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// word is a word to look for and the offset of its rarest byte.
+type word struct {
+	s string
+	a int
+}
+
+func words(ss ...string) []word {
+	out := make([]word, len(ss))
+	for i, s := range ss {
+		out[i] = word{s, anchorOf(s)}
+	}
+	return out
+}
+
+// letterRank orders the letters by how often English text (and JSON's
+// field names) holds them, the most frequent first.
+const letterRank = "etaoinshrdlcumwfgypbvkjxqz"
+
+// anchorOf is the offset of the byte of w that text holds least often:
+// punctuation before upper-case letters, those before lower-case ones, and
+// among letters the rarer first; a space is the most frequent of all.
+func anchorOf(w string) int {
+	best, rank := 0, -2
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		r := 60
+		switch {
+		case c == ' ':
+			r = -1
+		case c >= 'a' && c <= 'z':
+			r = strings.IndexByte(letterRank, c)
+		case c >= 'A' && c <= 'Z':
+			r = 30 + strings.IndexByte(letterRank, c+'a'-'A')
+		}
+		if r > rank {
+			best, rank = i, r
+		}
+	}
+	return best
+}
+
+// index is bytes.Index(b, w.s), looking for the word's rarest byte with
+// one vectorised scan and comparing the word only where that byte is: the
+// words looked for in every answer start with letters most texts hold many
+// of, each of which would otherwise start a comparison.
+func (w word) index(b []byte) int {
+	c := w.s[w.a]
+	for off := w.a; off < len(b); {
+		i := bytes.IndexByte(b[off:], c)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		if s := i - w.a; s+len(w.s) <= len(b) && string(b[s:s+len(w.s)]) == w.s {
+			return s
+		}
+		off = i + 1
+	}
+	return -1
 }
 
 // finish reads, decodes and redacts the final response.
@@ -839,17 +913,25 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		return nil, loginRequired(t.svc.Name)
 	}
 	h := resp.Header
-	representationHeaders(h, out, redacted)
-	for k, vs := range h {
+	// The representation rules (body.go), filtering and redaction in one
+	// pass.
+	dropContentEncoding(h)
+	drop := func(k string) bool {
 		// A header whose name holds a credential in any case (a server
 		// echoing it as a name) is dropped whole.
-		if strippedResponseHeader(k) || c.p.authHeaders[k] || c.p.red.foldedMatch(k) {
+		return strippedResponseHeader(k) || c.p.authHeaders[k] || c.p.red.foldedMatch(k)
+	}
+	for k, vs := range h {
+		if representationDrop(k, redacted) || drop(k) {
 			delete(h, k)
 			continue
 		}
 		for i, v := range vs {
 			vs[i] = c.p.red.string(v)
 		}
+	}
+	if !out.Binary && !drop("Content-Length") {
+		h["Content-Length"] = []string{c.p.red.string(strconv.Itoa(len(out.Body)))}
 	}
 	out.Header = h
 	if cur == &t.u && t.urlStr != "" {
