@@ -30,8 +30,11 @@ async function api(path, body) {
   return data;
 }
 
-function pretty(text) {
-  try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+// pretty indents a JSON text (or a value already parsed); a text that is
+// not JSON is shown as it is.
+function pretty(v) {
+  if (typeof v !== "string") return JSON.stringify(v, null, 2);
+  try { return JSON.stringify(JSON.parse(v), null, 2); } catch (e) { return v; }
 }
 
 // ---- the document ----------------------------------------------------
@@ -136,7 +139,8 @@ function renderForm(t) {
   const props = schema.properties || {};
   const required = new Set(schema.required || []);
   const saved = state.values[t.name] || {};
-  const names = Object.keys(props);
+  // required fields first, then the others, each in name order
+  const names = Object.keys(props).sort((a, b) => (required.has(b) - required.has(a)) || (a < b ? -1 : a > b ? 1 : 0));
   if (!names.length) box.append(el("p", { class: "desc", text: "This tool takes no input." }));
   for (const name of names) {
     const s = props[name] || {};
