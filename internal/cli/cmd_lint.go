@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 func init() { register(10, newLintCmd) }
 
 func newLintCmd(app *App) *cobra.Command {
-	var asJSON bool
+	var asJSON, watching bool
 	var trust string
 	cmd := &cobra.Command{
 		Use:   "lint PATH",
@@ -24,7 +25,8 @@ func newLintCmd(app *App) *cobra.Command {
 		Long: `lint validates a plugin document and prints each problem as FILE:LINE:COL: message
 (FILE relative to PATH). Exit 0 when valid (warnings may be printed), 1 when invalid.
 With --trust official it adds the checks for an official document (a tool returning
-text extracted from HTML must be marked untrusted: true).`,
+text extracted from HTML must be marked untrusted: true). --watch lints again each
+time a file under PATH changes, until interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			official := false
@@ -35,37 +37,54 @@ text extracted from HTML must be marked untrusted: true).`,
 			default:
 				return Exit(ExitUsage, fmt.Errorf("--trust must be official or community, not %q", trust))
 			}
-			p, l, err := loadLocal(args[0])
-			if err != nil {
-				rl, ok := readProblem(args[0], err)
-				if !ok {
-					return Exit(ExitFailed, err)
-				}
-				l = rl
-			} else if official {
-				l.Merge(checkOfficial(p))
-				l.Sort()
+			if watching {
+				return watch(cmd.Context(), app, args, func(context.Context) {
+					err := lintOnce(app, args[0], official, asJSON)
+					switch {
+					case err == nil && !asJSON:
+						fmt.Fprintf(app.Stderr, "ok %s\n", terminalSafe(args[0]))
+					case err != nil && err.Error() != "":
+						fmt.Fprintln(app.Stderr, "harness: "+terminalSafe(err.Error()))
+					}
+				})
 			}
-			if asJSON {
-				enc := json.NewEncoder(app.Stdout)
-				enc.SetIndent("", "  ")
-				items := l.Items
-				if items == nil {
-					items = []diag.Diagnostic{}
-				}
-				_ = enc.Encode(map[string]any{"valid": !l.HasErrors(), "problems": items})
-			} else {
-				printDiagnostics(app.Stderr, l)
-			}
-			if l.HasErrors() {
-				return Exit(ExitFailed, nil)
-			}
-			return nil
+			return lintOnce(app, args[0], official, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON on stdout")
 	cmd.Flags().StringVar(&trust, "trust", "community", "the trust the document will have: official adds the official checks")
+	cmd.Flags().BoolVar(&watching, "watch", false, "lint again each time a file under PATH changes, until interrupted")
 	return cmd
+}
+
+// lintOnce lints the document at path and prints its problems.
+func lintOnce(app *App, path string, official, asJSON bool) error {
+	p, l, err := loadLocal(path)
+	if err != nil {
+		rl, ok := readProblem(path, err)
+		if !ok {
+			return Exit(ExitFailed, err)
+		}
+		l = rl
+	} else if official {
+		l.Merge(checkOfficial(p))
+		l.Sort()
+	}
+	if asJSON {
+		enc := json.NewEncoder(app.Stdout)
+		enc.SetIndent("", "  ")
+		items := l.Items
+		if items == nil {
+			items = []diag.Diagnostic{}
+		}
+		_ = enc.Encode(map[string]any{"valid": !l.HasErrors(), "problems": items})
+	} else {
+		printDiagnostics(app.Stderr, l)
+	}
+	if l.HasErrors() {
+		return Exit(ExitFailed, nil)
+	}
+	return nil
 }
 
 // readProblem turns a document that cannot be read as a whole (a symbolic

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/internal/diag"
@@ -36,6 +38,9 @@ func newTestCmd(app *App) *cobra.Command {
 		verbose  bool
 		run      string
 		services string
+		asJSON   bool
+		junit    string
+		watching bool
 	)
 	cmd := &cobra.Command{
 		Use:   "test PATH...",
@@ -45,7 +50,11 @@ Each case's recorded exchanges are served on loopback and every request goes thr
 real signing proxy; nothing leaves this machine. Failures are printed with the case's
 FILE:LINE:COL and a diff. jq's now is a case's own now:, else HARNESS_NOW (running on
 from that instant), else the real time. Exit 0 when every case of every document
-passes, 1 otherwise.`,
+passes, 1 otherwise.
+
+--json prints the results as one JSON object on stdout instead; --junit FILE also
+writes them as JUnit XML for CI. --watch runs again each time a file under the
+paths changes, until interrupted.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var match func(file, name string) bool
@@ -64,32 +73,74 @@ passes, 1 otherwise.`,
 				return err
 			}
 			defer stop()
-			ok := true
-			for _, path := range args {
-				if len(args) > 1 && !looksLikeDocument(path) {
-					fmt.Fprintf(app.Stdout, "skip %s: not a plugin document\n", path)
-					continue
+			once := func(ctx context.Context) error {
+				tr := runTests(ctx, app, args, plugintest.Options{Host: h, Match: match}, verbose, !asJSON)
+				if asJSON {
+					enc := json.NewEncoder(app.Stdout)
+					enc.SetIndent("", "  ")
+					_ = enc.Encode(tr.json())
 				}
-				rep, err := plugintest.RunDir(context.Background(), path, plugintest.Options{Host: h, Match: match})
-				if err != nil {
-					fmt.Fprintf(app.Stderr, "FAIL %s: %v\n", path, err)
-					ok = false
-					continue
+				if junit != "" {
+					if err := writeJUnit(junit, tr, time.Now()); err != nil {
+						return Exit(ExitFailed, err)
+					}
 				}
-				renameSingleFile(rep, path)
-				rep.Write(app.Stdout, verbose)
-				ok = ok && rep.OK()
+				if !tr.ok() {
+					return Exit(ExitFailed, nil)
+				}
+				return nil
 			}
-			if !ok {
-				return Exit(ExitFailed, nil)
+			if watching {
+				return watch(cmd.Context(), app, args, func(ctx context.Context) {
+					if err := once(ctx); err != nil {
+						if msg := err.Error(); msg != "" {
+							fmt.Fprintln(app.Stderr, "harness: "+terminalSafe(msg))
+						}
+					}
+				})
 			}
-			return nil
+			return once(cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every case, not only the failures")
 	cmd.Flags().StringVar(&run, "run", "", "run only the cases whose FILE/NAME matches this regular expression")
 	cmd.Flags().StringVar(&services, "services", "", "campus service catalogue entries (session names, login signals); origins are replaced by the replay servers")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON on stdout (docs/plugin-format.md, Reports)")
+	cmd.Flags().StringVar(&junit, "junit", "", "also write the results to `FILE` as JUnit XML, for CI")
+	cmd.Flags().BoolVar(&watching, "watch", false, "run again each time a file under the paths changes, until interrupted")
 	return cmd
+}
+
+// runTests runs the tests of each path; print writes the person's report
+// on stdout as it goes.
+func runTests(ctx context.Context, app *App, paths []string, opts plugintest.Options, verbose, print bool) *testRun {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	tr := &testRun{}
+	for _, path := range paths {
+		if len(paths) > 1 && !looksLikeDocument(path) {
+			if print {
+				fmt.Fprintf(app.Stdout, "skip %s: not a plugin document\n", path)
+			}
+			tr.Skipped = append(tr.Skipped, path)
+			continue
+		}
+		rep, err := plugintest.RunDir(ctx, path, opts)
+		if err != nil {
+			if print {
+				fmt.Fprintf(app.Stderr, "FAIL %s: %v\n", path, err)
+			}
+			tr.Docs = append(tr.Docs, testDoc{Path: path, Err: err})
+			continue
+		}
+		renameSingleFile(rep, path)
+		if print {
+			rep.Write(app.Stdout, verbose)
+		}
+		tr.Docs = append(tr.Docs, testDoc{Path: path, Rep: rep})
+	}
+	return tr
 }
 
 // looksLikeDocument reports whether path is a folder holding PLUGIN.md or a
