@@ -305,13 +305,15 @@ func (h *Host) store(d *Document, c Call) (steps.KV, error) {
 	return kv, nil
 }
 
-// RunTool implements registry.Runner: the result is its JSON text.
+// RunTool implements registry.Runner: the result is its JSON text, the
+// model's copy cut to the output limit and the whole one for the user
+// (registry.Output).
 func (d *Document) RunTool(ctx context.Context, req registry.RunRequest) (any, error) {
 	res, err := d.Run(ctx, Call{Tool: req.Tool, Input: req.Input, Checked: true, Trust: req.Trust, Prefs: req.Prefs})
 	if err != nil {
 		return nil, err
 	}
-	return json.RawMessage(res.JSON), nil
+	return &registry.Output{Model: json.RawMessage(res.JSON), Full: json.RawMessage(res.Full)}, nil
 }
 
 // IsInputError reports whether err is an input that does not fit the

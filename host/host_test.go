@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -99,4 +100,34 @@ func TestInputValidatedOnce(t *testing.T) {
 	res, err = doc.Run(context.Background(), host.Call{Tool: "e", Input: map[string]any{"n": "x"}, Checked: true})
 	require.NoError(t, err)
 	assert.Equal(t, `"x"`, string(res.JSON))
+}
+
+// TestModelCopyIsCutUsersIsNot: the harness cuts each result to 12,000
+// characters for the model, while the UI keeps the full output (the
+// reference). Through the registry the envelope's Data is the cut copy
+// and Full the whole; Data is what the envelope's JSON carries.
+func TestModelCopyIsCutUsersIsNot(t *testing.T) {
+	p := parse(t, map[string]string{
+		"PLUGIN.md":       "---\nid: big\nname: B\ndescription: d\nversion: 1.0.0\n---\nI.\n",
+		"tools/list.yaml": "description: d\neffect: read\nsteps:\n  - return: '[range(3000) | {n: .}]'\n",
+	})
+	h := host.New(host.Config{})
+	reg := h.Registry()
+	_, err := reg.AddDocument(p, registry.Official, registry.DocOptions{})
+	require.NoError(t, err)
+	env, err := reg.Invoke(context.Background(), registry.Call{Tool: "big.list", Actor: registry.Agent}, nil)
+	require.NoError(t, err)
+	model, err := json.Marshal(env.Data)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len([]rune(string(model))), 12000)
+	assert.Contains(t, string(model), `"truncated":true`)
+	full, err := json.Marshal(env.Full)
+	require.NoError(t, err)
+	var whole []map[string]int
+	require.NoError(t, json.Unmarshal(full, &whole))
+	require.Len(t, whole, 3000)
+	assert.Equal(t, 2999, whole[2999]["n"])
+	out, err := json.Marshal(env)
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), `{"n":2999}`, "the whole copy never reaches the agent")
 }

@@ -107,7 +107,8 @@ func (p *Program) Limits(name string) (Limits, bool) {
 // Result is a tool's result.
 type Result struct {
 	Value     any    // the result as jq values
-	JSON      []byte // compact JSON with sorted keys, cut when longer than the output limit
+	JSON      []byte // compact JSON with sorted keys, cut when longer than the output limit: the model's copy
+	Full      []byte // the same JSON whole (redacted as JSON is): the user's copy
 	Truncated bool   // JSON was cut
 	Status    string // the status field of a status result ("login_required"), else ""
 	Steps     int    // steps executed
@@ -234,6 +235,7 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	if err != nil {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: err}
 	}
+	res.Full = b
 	res.JSON, res.Truncated = Cut(b, lim.Output)
 	return res, nil
 }

@@ -53,6 +53,10 @@ type Envelope struct {
 	Source    Source `json:"source"`
 	Untrusted bool   `json:"untrusted"`
 	Data      any    `json:"data"`
+	// Full is the whole result for the user's screen when Data, the
+	// model's copy, was cut (else the same as Data). It never reaches the
+	// agent: the envelope's JSON leaves it out.
+	Full any `json:"-"`
 }
 
 // Turn tracks whether an agent's turn has seen untrusted data.
@@ -140,10 +144,15 @@ func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Act
 	if err != nil {
 		return nil, err
 	}
+	full := data
+	if o, ok := data.(*Output); ok && o != nil {
+		data, full = o.Model, o.Full
+	}
 	return &Envelope{
 		Source:    Source{Plugin: t.Plugin, Tool: t.Name, Trust: t.doc.Trust},
 		Untrusted: t.doc.Trust != Official || t.Untrusted,
 		Data:      data,
+		Full:      full,
 	}, nil
 }
 

@@ -239,7 +239,8 @@ func TestNativeTools(t *testing.T) {
 	env, err := r.Invoke(context.Background(), registry.Call{Tool: "host__now", Actor: registry.Agent, Input: map[string]any{"tz": "Asia/Shanghai"}}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, registry.Envelope{Source: registry.Source{Plugin: "host", Tool: "now", Trust: registry.Official},
-		Data: map[string]any{"now": "2026-11-30 14:00", "tz": "Asia/Shanghai"}}, *env)
+		Data: map[string]any{"now": "2026-11-30 14:00", "tz": "Asia/Shanghai"},
+		Full: map[string]any{"now": "2026-11-30 14:00", "tz": "Asia/Shanghai"}}, *env, "a native tool's result is not cut: Full is Data")
 	assert.Equal(t, registry.ReasonUserOnly, r.Decide(registry.Call{Tool: "host.send", Actor: registry.Agent}).Reason)
 	assert.Equal(t, registry.ReasonBadInput, r.Decide(registry.Call{Tool: "host.now", Input: map[string]any{"tz": 1}}).Reason)
 	assert.Error(t, r.SetEnabled("host", false), "native tools are core")

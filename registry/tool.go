@@ -14,6 +14,15 @@ type Runner interface {
 	RunTool(ctx context.Context, req RunRequest) (any, error)
 }
 
+// Output is what a Runner returns when the model's copy of a result is not
+// the whole of it: the harness cuts each result to 12,000 characters for
+// the model, while the UI keeps the full output (the reference). Model goes
+// to the agent as the envelope's data; Full is the envelope's Full.
+type Output struct {
+	Model any
+	Full  any
+}
+
 // RunnerFunc adapts a function to Runner.
 type RunnerFunc func(ctx context.Context, req RunRequest) (any, error)
 

@@ -235,8 +235,10 @@ func (e *Engine) Decide(callJSON string) (string, error) {
 }
 
 // Run decides a call and runs it; an ask goes to ap (nil: refused). The
-// result is the envelope {"source", "untrusted", "data"}; a refusal or a
-// failure is the error, its message redacted of every credential.
+// result is the envelope {"source", "untrusted", "data", "full"}: data is
+// the model's copy (cut to the output limit), to give the agent; full is
+// the whole result, for the user's screen only. A refusal or a failure is
+// the error, its message redacted of every credential.
 func (e *Engine) Run(callJSON string, ap Approver) (string, error) {
 	c, err := e.parseCall(callJSON)
 	if err != nil {
@@ -258,7 +260,13 @@ func (e *Engine) Run(callJSON string, ap Approver) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return marshal(env)
+	return marshal(runAnswer{Envelope: env, Full: env.Full})
+}
+
+// runAnswer is the envelope with the user's whole copy beside the model's.
+type runAnswer struct {
+	*registry.Envelope
+	Full any `json:"full"`
 }
 
 func marshal(v any) (string, error) {

@@ -82,7 +82,7 @@ func TestFacade(t *testing.T) {
 
 	res, err := e.Run(`{"tool":"classrooms-example.free","actor":"agent","input":{"building":"二教"}}`, nil)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"source":{"plugin":"classrooms-example","tool":"free","trust":"community"},"untrusted":true,"data":{"building":"二教","rooms":[{"room":"二教101","seats":120}]}}`, res)
+	assert.JSONEq(t, `{"source":{"plugin":"classrooms-example","tool":"free","trust":"community"},"untrusted":true,"data":{"building":"二教","rooms":[{"room":"二教101","seats":120}]},"full":{"building":"二教","rooms":[{"room":"二教101","seats":120}]}}`, res)
 
 	// Bad JSON, unknown keys and over-long text are errors, not panics.
 	for _, bad := range []string{`{`, `{"tool":"x","extra":1}`, `{"tool":"` + strings.Repeat("x", mobile.MaxCallBytes) + `"}`} {

@@ -28,6 +28,7 @@ type runFlags struct {
 	approve bool
 	trust   string
 	trace   traceFlags // trace_flag.go
+	full    bool
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -37,7 +38,9 @@ func newRunCmd(app *App) *cobra.Command {
 		Short: "Run one tool of a document and print its result JSON",
 		Long: `run loads a document (a local folder or PLUGIN.md, or an installed ID), checks
 the permission rules, validates --input against the tool's schema, runs the
-steps through the credential-signing proxy and prints the result JSON.
+steps through the credential-signing proxy and prints the result JSON: the
+model's copy, cut to the output limit (12,000 characters) as the agent sees it;
+--full prints the whole result, as the user's screen shows it.
 
 Exit 0: a result was printed (a status object such as login_required is a
 result); 1: the tool failed (message on stderr); 2: usage error (no such document
@@ -64,6 +67,7 @@ or tool, bad flags, input failing the schema); 3: refused by the permission rule
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
 	f.trace.add(fl)
 	fl.StringVar(&f.ca, "ca", "", "PEM certificates trusted, beside the system roots, for the hosts --resolve maps only")
+	fl.BoolVar(&f.full, "full", false, "print the whole result, not the model's copy cut to the output limit")
 	fl.BoolVar(&f.campus, "campus", false, "run against the simulated campus started in this process (its services and a demo session)")
 	return cmd
 }
@@ -166,7 +170,11 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		}
 		return Exit(ExitFailed, err)
 	}
-	fmt.Fprintln(app.Stdout, string(res.JSON))
+	out := res.JSON // the model's copy, cut as the agent would see it
+	if f.full {
+		out = res.Full
+	}
+	fmt.Fprintln(app.Stdout, string(out))
 	return nil
 }
 

@@ -289,3 +289,22 @@ func TestRunSecretsFileModeWarns(t *testing.T) {
 	assert.Contains(t, errs, "harness: warning: "+secrets+" can be read by other users of this machine (mode 0644): chmod 600 it")
 	assert.NotContains(t, errs+out2, "s3cr3t")
 }
+
+// TestRunPrintsTheModelsCopyAndFullTheWhole: harness run prints the
+// result as the agent gets it (cut at 12,000 characters); --full prints it
+// whole.
+func TestRunPrintsTheModelsCopyAndFullTheWhole(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":       "---\nid: big\nname: B\ndescription: d\nversion: 1.0.0\n---\nI.\n",
+		"tools/list.yaml": "description: d\neffect: read\nsteps:\n  - return: '[range(3000) | {n: .}]'\n",
+	})
+	code, out, errs := runCLI(t, nil, "run", dir, "list")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, `"truncated":true`)
+	assert.LessOrEqual(t, len([]rune(strings.TrimSpace(out))), 12000)
+	code, out, errs = runCLI(t, nil, "run", dir, "list", "--full")
+	require.Equal(t, 0, code, errs)
+	var whole []map[string]int
+	require.NoError(t, json.Unmarshal([]byte(out), &whole))
+	require.Len(t, whole, 3000)
+}
