@@ -83,3 +83,27 @@ func TestIntHintAndScalar(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "integer", "minimum": int64(100), "maximum": int64(599)}, s["status"])
 	assert.Equal(t, []any{"string", "number", "boolean"}, s["q"].(map[string]any)["additionalProperties"].(map[string]any)["type"])
 }
+
+func TestCtxLaterKeepsGoodParts(t *testing.T) {
+	d := &Decl{Name: "a step", Fields: []Field{
+		{Name: "as", Type: String{}},
+		{Name: "list", Type: Later{Of: List{Of: Object{retryDecl}}}},
+	}}
+	doc, l := parse(t, "list:\n  - {attempts: 2}\n  - {attempts: 9}\n  - {as: x, attempts: 3}\n")
+	c := NewCtx(doc, &l, nil)
+	o, ok := c.Object(doc.Root, d)
+	require.True(t, ok, l.Error())
+	v, n, ok := c.Later(o, "list")
+	require.False(t, ok)
+	require.Equal(t, 2, n.Line)
+	items := v.([]any)
+	require.Len(t, items, 3)
+	assert.Equal(t, int64(2), items[0].(*Obj).Int("attempts"))
+	assert.Equal(t, int64(3), items[2].(*Obj).Int("attempts"), "the good keys of a bad item")
+	assert.Equal(t, "f.yaml:3:16: attempts must be between 1 and 5\n"+
+		"f.yaml:4:6: unknown key \"as\" in retry (as is a key of a step, not of retry)", l.Error())
+	v, n, ok = c.Later(o, "as")
+	assert.True(t, ok)
+	assert.Nil(t, v)
+	assert.Nil(t, n)
+}
