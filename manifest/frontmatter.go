@@ -10,17 +10,12 @@ import (
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
-	"go.yaml.in/yaml/v3"
 )
 
 var (
 	versionRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
 	serviceRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 )
-
-// FrontMatterKeys are the keys a front matter may hold.
-var FrontMatterKeys = []string{"id", "name", "description", "version", "icon", "author", "homepage", "license",
-	"requires", "access", "dataSources", "preferences", "contributes", "i18n", "legacy", "defaultModes"}
 
 // KnownRequires are the capabilities a host may grant; others are warned about.
 var KnownRequires = []string{"campus-session", "network", "background", "notifications", "location", "calendar", "camera", "storage"}
@@ -34,102 +29,122 @@ const (
 	MaxDescriptionLen = 2000
 )
 
+// frontMatterDecl declares the front matter, and accessDecl, campusDecl
+// and modesDecl its parts (sdk.go declares the SDK's): the decoder, the
+// JSON Schema (docs/schema/plugin.schema.json) and the reference tables
+// read them.
+var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md front matter",
+	Doc: "The manifest of a PKU harness plugin document (the YAML between the --- lines of PLUGIN.md). Reference: docs/plugin-format.md.",
+	Fields: []yamlx.Field{
+		{Name: "id", Type: word{RE: idRE, Max: MaxIDLen, Rule: "must match [a-z][a-z0-9-]* and be at most 40 characters"}, Required: true,
+			Doc: "The plugin id, [a-z][a-z0-9-]*: tool ids are <id>.<tool>. settings, host, harness and mcp-* are the host's."},
+		{Name: "name", Type: prose{Max: MaxNameLen, NonEmpty: true}, Required: true, Doc: "The name people see."},
+		{Name: "description", Type: prose{Max: MaxDescriptionLen, Multiline: true, NonEmpty: true}, Required: true,
+			Doc: "What the document is for, for people and the model."},
+		{Name: "version", Type: word{RE: versionRE, Rule: "is not a semantic version like 1.0.0"}, Required: true,
+			Doc: "A semantic version, e.g. 1.0.0 (quote one that reads as a number)."},
+		{Name: "icon", Type: prose{Max: 200}, Doc: "An icon file of the document."},
+		{Name: "author", Type: prose{Max: MaxNameLen}, Doc: "Who wrote the document."},
+		{Name: "homepage", Type: schemaPlus{prose{Max: 300}, map[string]any{"pattern": "^https://"}}, Doc: "An https URL about the document."},
+		{Name: "license", Type: prose{Max: 80}, Doc: "The license, e.g. MIT."},
+		{Name: "requires", Type: schemaPlus{yamlx.List{Of: yamlx.String{}}, map[string]any{"uniqueItems": true,
+			"items": map[string]any{"type": "string", "pattern": serviceRE.String()}}},
+			Doc: "Capabilities the host must grant: " + strings.Join(KnownRequires, ", ") + " (an unknown one is still a name)."},
+		{Name: "access", Type: yamlx.Later{Of: yamlx.Object{Decl: accessDecl}}, Doc: "What the document may reach: declared, never inferred."},
+		{Name: "dataSources", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: dataSourceDecl}, Max: MaxListLength}},
+			Doc: "Data a widget or a scheduled check reads: a read tool's result, cached."},
+		{Name: "preferences", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: preferenceDecl}, Max: MaxListLength}},
+			Doc: "User settings, readable in steps as $prefs.NAME (never secrets)."},
+		{Name: "contributes", Type: yamlx.Later{Of: yamlx.Object{Decl: contributesDecl}}, Doc: "What the document adds to the app: widgets, screens, settings rows, commands."},
+		{Name: "i18n", Type: yamlx.Later{Of: yamlx.Object{Decl: i18nDecl}}, Doc: "English texts for the app's English interface."},
+		{Name: "legacy", Type: yamlx.Later{Of: yamlx.Object{Decl: legacyDecl}}, Doc: "Identifiers of older releases, so settings and references carry over."},
+		{Name: "defaultModes", Type: yamlx.Object{Decl: modesDecl}, Doc: "The permission mode per effect an official document starts with."},
+	}}
+
+var serviceWord = word{RE: serviceRE, Rule: "must match [a-z][a-z0-9-]* (at most 40 characters)"}
+
+var accessDecl = &yamlx.Decl{Name: "access", Fields: []yamlx.Field{
+	{Name: "campus", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Either{Scalar: serviceWord, Mapping: yamlx.Object{Decl: campusDecl}}}},
+		Doc: "Campus services by catalogue name: a name allows every path, {service, paths} only those prefixes."},
+	{Name: "web", Type: yamlx.Later{Of: yamlx.List{Of: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#@]+/?$"}}}},
+		Doc: "Public origins, scheme://host[:port]: no user, path, query, fragment or wildcard."},
+	{Name: "abilities", Type: yamlx.Later{Of: schemaPlus{yamlx.List{Of: choice{KnownAbilities, "is not an ability: " + strings.Join(KnownAbilities, ", ")}},
+		map[string]any{"uniqueItems": true}}}, Doc: "Host abilities: kv is the plugin's private store."},
+}}
+
+var campusDecl = &yamlx.Decl{Name: "a campus service", Fields: []yamlx.Field{
+	{Name: "service", Type: serviceWord, Required: true, Doc: "The service's catalogue name."},
+	{Name: "paths", Type: schemaPlus{yamlx.List{Of: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^/"}}}, map[string]any{"minItems": 1}},
+		Doc: "Path prefixes the document may request (leave out: any path)."},
+}}
+
+var modeChoice = choice{[]string{"auto", "ask", "off"}, "must be auto, ask or off"}
+
+var modesDecl = &yamlx.Decl{Name: "defaultModes", Fields: []yamlx.Field{
+	{Name: "read", Type: modeChoice, Doc: "The mode of read tools."},
+	{Name: "write", Type: modeChoice, Doc: "The mode of write tools."},
+	{Name: "money", Type: modeChoice, Doc: "The mode of money tools."},
+	{Name: "public", Type: modeChoice, Doc: "The mode of public tools."},
+}}
+
 func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List) {
-	m, ok := d.Mapping(d.Root, "the front matter", FrontMatterKeys, l)
-	if !ok {
+	c := yamlx.NewCtx(d, l, nil)
+	o, _ := c.Object(d.Root, frontMatterDecl)
+	if o == nil {
 		return
 	}
-	for _, f := range m.Fields {
-		p.KeyPos[f.Key] = d.NodePos(f.KeyN)
+	for i := 0; i+1 < len(d.Root.Content); i += 2 {
+		p.KeyPos[d.Root.Content[i].Value] = d.NodePos(d.Root.Content[i])
 	}
-	str := func(key string, required bool, max int) string {
-		f, ok := m.Get(key)
-		if !ok {
-			if required {
-				l.Errorf(d.NodePos(m.Node), "the front matter needs %q", key)
-			}
-			return ""
-		}
-		s, ok := d.String(f.Value, key, l)
-		if !ok {
-			return ""
-		}
-		if max > 0 && len([]rune(s)) > max {
-			l.Errorf(d.NodePos(f.Value), "%s is longer than %d characters", key, max)
-		}
-		if err := checkText(s, key == "description"); err != nil {
-			l.Errorf(d.OffsetPos(f.Value, err.Off), "%s %v", key, err)
-		}
-		if required && strings.TrimSpace(s) == "" {
-			l.Errorf(d.NodePos(f.Value), "%s is empty", key)
-		}
-		return s
+	p.ID, p.Name, p.Description, p.Version = o.String("id"), o.String("name"), o.String("description"), o.String("version")
+	p.Icon, p.Author, p.Homepage, p.License = o.String("icon"), o.String("author"), o.String("homepage"), o.String("license")
+	if why := Reserved(p.ID); p.ID != "" && why != "" {
+		l.Errorf(d.NodePos(o.NodeOf("id")), "id %q is %s: choose another id", p.ID, why)
 	}
-	p.ID = str("id", true, 0)
-	if f, ok := m.Get("id"); ok && p.ID != "" {
-		if !idRE.MatchString(p.ID) || len(p.ID) > MaxIDLen {
-			l.Errorf(d.NodePos(f.Value), "id %q must match [a-z][a-z0-9-]* and be at most %d characters", p.ID, MaxIDLen)
-		} else if why := Reserved(p.ID); why != "" {
-			l.Errorf(d.NodePos(f.Value), "id %q is %s: choose another id", p.ID, why)
+	if u, err := url.Parse(p.Homepage); p.Homepage != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
+		l.Errorf(d.NodePos(o.NodeOf("homepage")), "homepage must be an https URL")
+	}
+	p.Requires = o.Strings("requires")
+	seen := map[string]bool{}
+	for i, r := range p.Requires {
+		pos := d.NodePos(o.NodeOf("requires").Content[i])
+		if seen[r] {
+			l.Errorf(pos, "requires lists %q twice", r)
 		}
-	}
-	p.Name = str("name", true, MaxNameLen)
-	p.Description = str("description", true, MaxDescriptionLen)
-	p.Version = str("version", true, 0)
-	if f, ok := m.Get("version"); ok && p.Version != "" && !versionRE.MatchString(p.Version) {
-		l.Errorf(d.NodePos(f.Value), "version %q is not a semantic version like 1.0.0", p.Version)
-	}
-	p.Icon = str("icon", false, 200)
-	p.Author = str("author", false, MaxNameLen)
-	p.Homepage = str("homepage", false, 300)
-	p.License = str("license", false, 80)
-	if f, ok := m.Get("homepage"); ok && p.Homepage != "" {
-		if u, err := url.Parse(p.Homepage); err != nil || u.Scheme != "https" || u.Host == "" {
-			l.Errorf(d.NodePos(f.Value), "homepage must be an https URL")
-		}
-	}
-	if f, ok := m.Get("requires"); ok {
-		p.Requires, _ = d.Strings(f.Value, "requires", l)
-		seen := map[string]bool{}
-		for i, r := range p.Requires {
-			pos := d.NodePos(f.Value.Content[i])
-			if seen[r] {
-				l.Errorf(pos, "requires lists %q twice", r)
-			}
-			seen[r] = true
-			if !contains(KnownRequires, r) {
-				msg := fmt.Sprintf("requires %q is not a capability this engine knows", r)
-				if s := yamlx.Suggest(r, KnownRequires); s != "" {
-					l.Errorf(pos, "%s (did you mean %q?)", msg, s)
-				} else if !serviceRE.MatchString(r) {
-					// An unknown capability is shown to the user by name.
-					l.Errorf(pos, "%s; a capability is a name matching [a-z][a-z0-9-]* (at most 40 characters)", msg)
-				} else {
-					l.Warnf(pos, "%s; a host that lacks it hides the document", msg)
-				}
+		seen[r] = true
+		if !contains(KnownRequires, r) {
+			msg := fmt.Sprintf("requires %q is not a capability this engine knows", r)
+			if s := yamlx.Suggest(r, KnownRequires); s != "" {
+				l.Errorf(pos, "%s (did you mean %q?)", msg, s)
+			} else if !serviceRE.MatchString(r) {
+				// An unknown capability is shown to the user by name.
+				l.Errorf(pos, "%s; a capability is a name matching [a-z][a-z0-9-]* (at most 40 characters)", msg)
+			} else {
+				l.Warnf(pos, "%s; a host that lacks it hides the document", msg)
 			}
 		}
 	}
-	if f, ok := m.Get("access"); ok {
-		p.Access = parseAccess(d, f.Value, l)
+	if x := laterObj(c, o, "access"); x != nil {
+		p.Access = parseAccess(c, x)
 	}
-	if f, ok := m.Get("defaultModes"); ok {
-		p.DefaultModes = parseModes(d, f.Value, l)
+	if modes := o.Obj("defaultModes"); modes != nil {
+		p.DefaultModes = map[Effect]Mode{}
+		for _, e := range Effects {
+			if m := modes.String(string(e)); m != "" {
+				p.DefaultModes[e] = Mode(m)
+			}
+		}
 	}
-	if f, ok := m.Get("dataSources"); ok {
-		p.DataSources = parseDataSources(d, f.Value, l)
+	p.DataSources = parseDataSources(c, o)
+	p.Preferences = parsePreferences(c, o, sc)
+	if x := laterObj(c, o, "contributes"); x != nil {
+		p.Contributes = parseContributes(c, x)
 	}
-	if f, ok := m.Get("preferences"); ok {
-		p.Preferences = parsePreferences(d, f.Value, sc, l)
+	if x := laterObj(c, o, "i18n"); x != nil {
+		p.I18n = parseI18n(c, x)
 	}
-	if f, ok := m.Get("contributes"); ok {
-		p.Contributes = parseContributes(d, f.Value, l)
-	}
-	if f, ok := m.Get("i18n"); ok {
-		p.I18n = parseI18n(d, f.Value, l)
-	}
-	if f, ok := m.Get("legacy"); ok {
-		p.Legacy = parseLegacy(d, f.Value, l)
+	if x := laterObj(c, o, "legacy"); x != nil {
+		p.Legacy = parseLegacy(c, x)
 	}
 }
 
@@ -142,65 +157,74 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func parseAccess(d *yamlx.Doc, n *yaml.Node, l *diag.List) Access {
+func parseAccess(c *yamlx.Ctx, o *yamlx.Obj) Access {
 	var a Access
-	m, ok := d.Mapping(n, "access", []string{"campus", "web", "abilities"}, l)
-	if !ok {
-		return a
-	}
-	if f, ok := m.Get("campus"); ok {
-		if f.Value.Kind != yaml.SequenceNode {
-			l.Errorf(d.NodePos(f.Value), "access.campus must be a list of service names or {service, paths}")
-		} else {
-			seen := map[string]diag.Pos{}
-			for _, it := range f.Value.Content {
-				c, ok := parseCampus(d, it, l)
-				if !ok {
-					continue
+	d, l := c.Doc, c.L
+	if v, cn, _ := c.Later(o, "campus"); v != nil {
+		seen := map[string]diag.Pos{}
+		for i, it := range v.([]any) {
+			n := cn.Content[i]
+			ca := CampusAccess{Pos: d.NodePos(n)}
+			switch x := it.(type) {
+			case string:
+				ca.Service = x
+			case *yamlx.Obj:
+				if x.NodeOf("paths") != nil && !x.Has("paths") {
+					continue // bad paths must not read as any path
 				}
-				if prev, dup := seen[c.Service]; dup {
-					l.Errorf(c.Pos, "campus service %q is declared twice (also at line %d): merge its paths", c.Service, prev.Line)
-					continue
+				ca.Service = x.String("service")
+				for j, pth := range x.Strings("paths") {
+					if err := checkPathPrefix(pth); err != nil {
+						l.Errorf(d.NodePos(x.NodeOf("paths").Content[j]), "path prefix %q: %v", pth, err)
+						continue
+					}
+					ca.Paths = append(ca.Paths, pth)
 				}
-				seen[c.Service] = c.Pos
-				a.Campus = append(a.Campus, c)
+				if x.Has("paths") && len(x.Strings("paths")) == 0 {
+					l.Errorf(d.NodePos(x.NodeOf("paths")), "paths is empty: leave it out to allow any path, or list prefixes")
+				}
 			}
-		}
-	}
-	if f, ok := m.Get("web"); ok {
-		list, _ := d.Strings(f.Value, "access.web", l)
-		seen := map[string]bool{}
-		for i, s := range list {
-			pos := d.NodePos(f.Value.Content[i])
-			o, err := ParseOrigin(s)
-			if err != nil {
-				l.Errorf(pos, "web origin %q: %v", s, err)
+			if ca.Service == "" {
 				continue
 			}
-			o.Pos = pos
-			if seen[o.String()] {
-				l.Errorf(pos, "web origin %s is declared twice", o)
+			if prev, dup := seen[ca.Service]; dup {
+				l.Errorf(ca.Pos, "campus service %q is declared twice (also at line %d): merge its paths", ca.Service, prev.Line)
 				continue
 			}
-			seen[o.String()] = true
-			a.Web = append(a.Web, o)
+			seen[ca.Service] = ca.Pos
+			a.Campus = append(a.Campus, ca)
 		}
 	}
-	if f, ok := m.Get("abilities"); ok {
-		list, _ := d.Strings(f.Value, "access.abilities", l)
+	web, wn, _ := c.Later(o, "web")
+	seen := map[string]bool{}
+	for i, it := range asList(web) {
+		s, good := it.(string)
+		if !good {
+			continue
+		}
+		pos := d.NodePos(wn.Content[i])
+		og, err := ParseOrigin(s)
+		if err != nil {
+			l.Errorf(pos, "web origin %q: %v", s, err)
+			continue
+		}
+		og.Pos = pos
+		if seen[og.String()] {
+			l.Errorf(pos, "web origin %s is declared twice", og)
+			continue
+		}
+		seen[og.String()] = true
+		a.Web = append(a.Web, og)
+	}
+	if v, an, _ := c.Later(o, "abilities"); v != nil {
 		seen := map[string]bool{}
-		for i, s := range list {
-			pos := d.NodePos(f.Value.Content[i])
-			if !contains(KnownAbilities, s) {
-				msg := fmt.Sprintf("unknown ability %q (known: %s)", s, strings.Join(KnownAbilities, ", "))
-				if sg := yamlx.Suggest(s, KnownAbilities); sg != "" {
-					msg = fmt.Sprintf("unknown ability %q (did you mean %q?)", s, sg)
-				}
-				l.Errorf(pos, "%s", msg)
+		for i, it := range v.([]any) {
+			s, _ := it.(string)
+			if s == "" {
 				continue
 			}
 			if seen[s] {
-				l.Errorf(pos, "ability %q is declared twice", s)
+				l.Errorf(d.NodePos(an.Content[i]), "ability %q is declared twice", s)
 				continue
 			}
 			seen[s] = true
@@ -208,48 +232,6 @@ func parseAccess(d *yamlx.Doc, n *yaml.Node, l *diag.List) Access {
 		}
 	}
 	return a
-}
-
-func parseCampus(d *yamlx.Doc, n *yaml.Node, l *diag.List) (CampusAccess, bool) {
-	c := CampusAccess{Pos: d.NodePos(n)}
-	if n.Kind == yaml.ScalarNode {
-		s, ok := d.String(n, "a campus service", l)
-		if !ok {
-			return c, false
-		}
-		c.Service = s
-	} else {
-		m, ok := d.Mapping(n, "a campus service", []string{"service", "paths"}, l)
-		if !ok {
-			return c, false
-		}
-		f, ok := m.Get("service")
-		if !ok {
-			l.Errorf(c.Pos, "a campus entry needs \"service\"")
-			return c, false
-		}
-		if c.Service, ok = d.String(f.Value, "service", l); !ok {
-			return c, false
-		}
-		if f, ok := m.Get("paths"); ok {
-			paths, _ := d.Strings(f.Value, "paths", l)
-			if len(paths) == 0 {
-				l.Errorf(d.NodePos(f.Value), "paths is empty: leave it out to allow any path, or list prefixes")
-			}
-			for i, pth := range paths {
-				if err := checkPathPrefix(pth); err != nil {
-					l.Errorf(d.NodePos(f.Value.Content[i]), "path prefix %q: %v", pth, err)
-					continue
-				}
-				c.Paths = append(c.Paths, pth)
-			}
-		}
-	}
-	if !serviceRE.MatchString(c.Service) {
-		l.Errorf(c.Pos, "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", c.Service)
-		return c, false
-	}
-	return c, true
 }
 
 // checkPathPrefix accepts a clean absolute path prefix: no dot segments,
@@ -329,24 +311,10 @@ func ParseOrigin(s string) (Origin, error) {
 	return o, nil
 }
 
-func parseModes(d *yamlx.Doc, n *yaml.Node, l *diag.List) map[Effect]Mode {
-	keys := []string{"read", "write", "money", "public"}
-	m, ok := d.Mapping(n, "defaultModes", keys, l)
-	if !ok {
-		return nil
-	}
-	out := map[Effect]Mode{}
-	for _, f := range m.Fields {
-		s, ok := d.String(f.Value, "defaultModes."+f.Key, l)
-		if !ok {
-			continue
-		}
-		switch Mode(s) {
-		case Auto, Ask, Off:
-			out[Effect(f.Key)] = Mode(s)
-		default:
-			l.Errorf(d.NodePos(f.Value), "mode %q must be auto, ask or off", s)
-		}
-	}
-	return out
+// PluginSchema is the JSON Schema of a front matter, generated from the
+// declarations (docs/schema/plugin.schema.json).
+func PluginSchema() map[string]any {
+	g := yamlx.NewGen()
+	root := g.Object(frontMatterDecl)
+	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/plugin.schema.json", frontMatterDecl.Title, frontMatterDecl.Doc, root, g)
 }

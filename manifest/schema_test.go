@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 	"testing"
 
+	"github.com/pkuinfo/harness/internal/yamlx"
+	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 )
@@ -26,57 +30,109 @@ func loadSchema(t *testing.T, name string) (map[string]any, *jsonschema.Schema) 
 	return doc, s
 }
 
-func keysOf(m any) []string {
-	var out []string
-	for k := range m.(map[string]any) {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+// TestPluginSchemaCurrent: docs/schema/plugin.schema.json is what the front
+// matter's declarations generate (go test ./manifest -update rewrites it).
+func TestPluginSchemaCurrent(t *testing.T) {
+	b, err := yamlx.EncodeSchema(manifest.PluginSchema())
+	require.NoError(t, err)
+	require.NoError(t, yamlx.CheckFile(filepath.Join("..", "docs", "schema", "plugin.schema.json"), b, *update,
+		"go test ./manifest -run TestPluginSchemaCurrent -update"))
 }
 
-func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	sort.Strings(out)
-	return out
-}
-
-// TestSchemasMatchParser keeps the editors' JSON Schemas and the parser's key
-// lists in step: a key added to one and not the other fails here.
-func TestSchemasMatchParser(t *testing.T) {
-	plugin, _ := loadSchema(t, "plugin.schema.json")
-	require.Equal(t, sorted(manifest.FrontMatterKeys), keysOf(plugin["properties"]))
-	access := plugin["properties"].(map[string]any)["access"].(map[string]any)
-	require.Equal(t, []string{"abilities", "campus", "web"}, keysOf(access["properties"]))
-	abil := access["properties"].(map[string]any)["abilities"].(map[string]any)["items"].(map[string]any)["enum"].([]any)
-	var got []string
-	for _, a := range abil {
-		got = append(got, a.(string))
-	}
-	require.Equal(t, sorted(manifest.KnownAbilities), sorted(got))
-	tool, _ := loadSchema(t, "tool.schema.json")
-	require.Equal(t, sorted(manifest.ToolKeys), keysOf(tool["properties"]))
-}
-
-// TestSchemasAcceptValidDocuments validates every valid test document's front
-// matter and tool files against the schemas.
-func TestSchemasAcceptValidDocuments(t *testing.T) {
-	_, ps := loadSchema(t, "plugin.schema.json")
-	_, ts := loadSchema(t, "tool.schema.json")
-	dirs, _ := filepath.Glob("testdata/valid/*")
-	dirs = append(dirs, "../testdata/skeleton")
-	for _, dir := range dirs {
-		files, err := manifest.ReadDir(dir)
-		require.NoError(t, err)
-		p, l := manifest.Parse(files)
-		require.False(t, l.HasErrors(), l.Error())
-		fm := frontMatter(t, files["PLUGIN.md"])
-		require.NoError(t, ps.Validate(fm), dir)
-		for _, tl := range p.Tools {
-			v := toJSON(t, tl.Doc.Src)
-			require.NoError(t, ts.Validate(v), "%s %s", dir, tl.Name)
+// Every key of the generated schemas says what it is: hovering it in an
+// editor explains it.
+func TestPluginSchemaDescribesEveryKey(t *testing.T) {
+	doc, _ := loadSchema(t, "plugin.schema.json")
+	n := 0
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for k, p := range props {
+				n++
+				pm := p.(map[string]any)
+				assert.NotEmpty(t, pm["description"], "%s.%s has no description", path, k)
+				walk(path+"."+k, p)
+			}
+		}
+		for _, k := range []string{"items", "additionalProperties"} {
+			walk(path, m[k])
+		}
+		for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+			for _, x := range asSlice(m[k]) {
+				walk(path, x)
+			}
+		}
+		if defs, ok := m["$defs"].(map[string]any); ok {
+			for k, d := range defs {
+				walk("$defs."+k, d)
+			}
 		}
 	}
+	walk("", doc)
+	assert.Greater(t, n, 50)
+}
+
+func asSlice(v any) []any { s, _ := v.([]any); return s }
+
+// TestSchemasAcceptEveryDocument validates the front matter and tool files
+// of every valid document in the repository (the official documents, the
+// skeleton, the hostile documents, and every txtar case whose document
+// parses) against the generated schemas, with the library the engine uses.
+func TestSchemasAcceptEveryDocument(t *testing.T) {
+	_, ps := loadSchema(t, "plugin.schema.json")
+	_, ts := loadSchema(t, "tool.schema.json")
+	docs := map[string]manifest.Files{}
+	root := filepath.Join("..")
+	require.NoError(t, filepath.WalkDir(root, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() && strings.HasPrefix(e.Name(), ".") && path != root {
+			return filepath.SkipDir
+		}
+		switch {
+		case e.Name() == "PLUGIN.md":
+			files, err := manifest.ReadDir(filepath.Dir(path))
+			require.NoError(t, err, path)
+			docs[filepath.Dir(path)] = files
+		case strings.HasSuffix(path, ".txtar") && strings.Contains(path, "testdata"):
+			ar, err := txtar.ParseFile(path)
+			require.NoError(t, err)
+			// A case's document is at its root, or under old/ and new/
+			// (a review diff).
+			for _, dir := range []string{"", "old/", "new/"} {
+				files := manifest.Files{}
+				for _, f := range ar.Files {
+					if name, ok := strings.CutPrefix(f.Name, dir); ok {
+						files[name] = f.Data
+					}
+				}
+				if _, ok := files["PLUGIN.md"]; ok {
+					docs[path+":"+dir] = files
+				}
+			}
+		}
+		return nil
+	}))
+	valid, tools := 0, 0
+	for name, files := range docs {
+		p, l := manifest.Parse(files)
+		if l.HasErrors() {
+			continue
+		}
+		if _, l := interpreter.Compile(p); l.HasErrors() {
+			continue // a step case with a bad step
+		}
+		valid++
+		require.NoError(t, ps.Validate(frontMatter(t, files["PLUGIN.md"])), name)
+		for _, tl := range p.Tools {
+			tools++
+			require.NoError(t, ts.Validate(toJSON(t, tl.Doc.Src)), "%s %s", name, tl.Name)
+		}
+	}
+	assert.GreaterOrEqual(t, valid, 15)
+	assert.GreaterOrEqual(t, tools, 25)
 }
 
 func frontMatter(t *testing.T, src []byte) any {

@@ -1,9 +1,10 @@
 package manifest
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 
-	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
@@ -15,322 +16,234 @@ const (
 	MaxListLength = 64        // data sources, preferences, widgets, …
 )
 
-// list reads a sequence of mappings, calling each for every item.
-func list(d *yamlx.Doc, n *yaml.Node, what string, l *diag.List, each func(*yaml.Node)) {
-	if n == nil || n.Kind != yaml.SequenceNode {
-		l.Errorf(d.NodePos(n), "%s must be a list, not %s", what, yamlx.Describe(n))
-		return
-	}
-	if len(n.Content) > MaxListLength {
-		l.Errorf(d.NodePos(n), "%s has more than %d items", what, MaxListLength)
-		return
-	}
-	for _, it := range n.Content {
-		each(it)
-	}
-}
+// dataSourceDecl, preferenceDecl, contributesDecl (with its four item
+// kinds), i18nDecl and legacyDecl declare the SDK's parts of the front
+// matter.
+var dataSourceDecl = &yamlx.Decl{Name: "a data source", Fields: []yamlx.Field{
+	{Name: "name", Type: keyWord, Required: true, Doc: "Unique among the data sources; widgets name it."},
+	{Name: "tool", Type: prose{}, Required: true, Doc: "A read tool of this document, not userOnly."},
+	{Name: "input", Type: jsonObject{}, Doc: "The tool's input; it must fit the tool's input schema."},
+	{Name: "ttl", Type: yamlx.Int{Min: MinTTL, Max: MaxTTL}, Default: int64(300), Doc: "Seconds the result is cached."},
+	{Name: "title", Type: prose{}, Doc: "What people see."},
+}}
 
-// keyed reads the mandatory key field of an item and checks its form and
-// uniqueness.
-func keyed(d *yamlx.Doc, m *yamlx.Map, field, what string, seen map[string]bool, l *diag.List) (string, bool) {
-	f, ok := m.Get(field)
-	if !ok {
-		l.Errorf(d.NodePos(m.Node), "%s needs %q", what, field)
-		return "", false
+// PreferenceKinds maps a preference kind to its JSON Schema type.
+var PreferenceKinds = map[string]string{"string": "string", "number": "number", "integer": "integer", "boolean": "boolean", "enum": ""}
+
+var preferenceDecl = &yamlx.Decl{Name: "a preference", Fields: []yamlx.Field{
+	{Name: "name", Type: keyWord, Required: true, Doc: "Steps read the value as $prefs.NAME."},
+	{Name: "kind", Type: choice{[]string{"string", "number", "integer", "boolean", "enum"}, "must be string, number, integer, boolean or enum"},
+		Required: true, Doc: "The value's type; enum takes its values from options."},
+	{Name: "title", Type: prose{}, Required: true, Doc: "What the user reads."},
+	{Name: "description", Type: prose{Multiline: true}, Doc: "More words for the user."},
+	{Name: "default", Type: yamlx.Any{}, Doc: "The value until the user sets one; it must fit the schema."},
+	{Name: "schema", Type: jsonObject{}, Doc: "More JSON Schema keywords of the value (minimum, maxLength, …)."},
+	{Name: "options", Type: nonEmptyList{}, Doc: "The allowed values (an enum's, or any kind's)."},
+}}
+
+var contributesDecl = &yamlx.Decl{Name: "contributes", Fields: []yamlx.Field{
+	{Name: "widgets", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: widgetDecl}, Max: MaxListLength}}, Doc: "Generative-UI cards fed by a data source."},
+	{Name: "screens", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: screenDecl}, Max: MaxListLength}}, Doc: "Full pages built from a widget template."},
+	{Name: "settings", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: settingDecl}, Max: MaxListLength}}, Doc: "Rows of the plugin's settings page."},
+	{Name: "commands", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: commandDecl}, Max: MaxListLength}}, Doc: "Quick actions: a tool with fixed input."},
+}}
+
+var (
+	itemKey      = yamlx.Field{Name: "key", Type: keyWord, Required: true, Doc: "Unique across widgets, screens, settings and commands."}
+	itemTitle    = yamlx.Field{Name: "title", Type: prose{}, Doc: "What people see."}
+	itemTemplate = yamlx.Field{Name: "template", Type: prose{}, Doc: "widgets/NAME.json or a json widget NAME block (default: the key)."}
+	widgetDecl   = &yamlx.Decl{Name: "a widget", Fields: []yamlx.Field{itemKey, itemTitle,
+		{Name: "dataSource", Type: prose{}, Doc: "The data source that feeds it."}, itemTemplate}}
+	screenDecl  = &yamlx.Decl{Name: "a screen", Fields: []yamlx.Field{itemKey, itemTitle, itemTemplate}}
+	settingDecl = &yamlx.Decl{Name: "a settings row", Fields: []yamlx.Field{itemKey, itemTitle,
+		{Name: "preference", Type: prose{}, Doc: "The preference the row sets (or tool)."},
+		{Name: "tool", Type: prose{}, Doc: "The user tool the row runs (or preference)."}}}
+	commandDecl = &yamlx.Decl{Name: "a command", Fields: []yamlx.Field{itemKey, itemTitle,
+		{Name: "tool", Type: prose{}, Required: true, Doc: "The tool it runs."},
+		{Name: "input", Type: jsonObject{}, Doc: "The tool's input; it must fit the tool's input schema."}}}
+)
+
+var i18nDecl = &yamlx.Decl{Name: "i18n", Fields: []yamlx.Field{
+	{Name: "en", Type: yamlx.Object{Decl: &yamlx.Decl{Name: "i18n.en", Fields: []yamlx.Field{
+		{Name: "name", Type: prose{}, Doc: "The document's name."},
+		{Name: "description", Type: prose{Multiline: true}, Doc: "The document's description."},
+		{Name: "tools", Type: yamlx.MapOf{Of: yamlx.Object{Decl: toolI18nDecl}}, Doc: "Tool titles by tool name."},
+		{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Widget titles by key."},
+		{Name: "preferences", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Preference titles by name."},
+	}}}, Doc: "English texts."},
+}}
+
+var toolI18nDecl = &yamlx.Decl{Name: "a tool's translation", Fields: []yamlx.Field{
+	{Name: "title", Type: prose{}, Doc: "The tool's title."},
+	{Name: "description", Type: prose{Multiline: true}, Doc: "Ignored, with a warning: a tool's description is never translated."},
+}}
+
+var legacyDecl = &yamlx.Decl{Name: "legacy", Fields: []yamlx.Field{
+	{Name: "ids", Type: yamlx.List{Of: word{RE: idRE, Max: MaxIDLen, Rule: "must match [a-z][a-z0-9-]*"}}, Doc: "Old plugin ids."},
+	{Name: "tools", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old tool names (or old-id.tool) to current tool names."},
+	{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old widget keys to current keys."},
+}}
+
+// nonEmptyList is a non-empty list of JSON values.
+type nonEmptyList struct{}
+
+func (nonEmptyList) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		c.Errorf(n, "%s must be a non-empty list", what)
+		return nil, false
 	}
-	s, ok := d.String(f.Value, field, l)
-	if !ok {
-		return "", false
-	}
-	if !keyRE.MatchString(s) || len(s) > 40 {
-		l.Errorf(d.NodePos(f.Value), "%s %q must match [a-z][A-Za-z0-9_-]* (at most 40 characters)", field, s)
+	return c.Doc.Value(n, c.L)
+}
+func (nonEmptyList) Schema(*yamlx.Gen) map[string]any {
+	return map[string]any{"type": "array", "minItems": 1}
+}
+func (nonEmptyList) Name() string { return "list" }
+
+// keyed checks that an item's key (or name) is unique among seen.
+func keyed(c *yamlx.Ctx, o *yamlx.Obj, field string, seen map[string]bool) (string, bool) {
+	s := o.String(field)
+	if s == "" {
 		return "", false
 	}
 	if seen[s] {
-		l.Errorf(d.NodePos(f.Value), "%s %q is used twice", field, s)
+		c.Errorf(o.NodeOf(field), "%s %q is used twice", field, s)
 		return "", false
 	}
 	seen[s] = true
 	return s, true
 }
 
-func optString(d *yamlx.Doc, m *yamlx.Map, key string, l *diag.List) string {
-	f, ok := m.Get(key)
-	if !ok {
-		return ""
-	}
-	s, _ := d.String(f.Value, key, l)
-	if err := checkText(s, key == "description"); err != nil {
-		l.Errorf(d.OffsetPos(f.Value, err.Off), "%s %v", key, err)
-	}
-	return s
-}
-
-func optObject(d *yamlx.Doc, m *yamlx.Map, key string, l *diag.List) map[string]any {
-	f, ok := m.Get(key)
-	if !ok {
-		return nil
-	}
-	if f.Value.Kind != yaml.MappingNode {
-		l.Errorf(d.NodePos(f.Value), "%s must be a mapping", key)
-		return nil
-	}
-	v, _ := d.Value(f.Value, l)
-	obj, _ := v.(map[string]any)
-	return obj
-}
-
-func parseDataSources(d *yamlx.Doc, n *yaml.Node, l *diag.List) []DataSource {
+func parseDataSources(c *yamlx.Ctx, fm *yamlx.Obj) []DataSource {
 	var out []DataSource
 	seen := map[string]bool{}
-	list(d, n, "dataSources", l, func(it *yaml.Node) {
-		m, ok := d.Mapping(it, "a data source", []string{"name", "tool", "input", "ttl", "title"}, l)
-		if !ok {
-			return
+	list, nodes := items(c, fm, "dataSources")
+	for i, o := range list {
+		name, ok := keyed(c, o, "name", seen)
+		if !ok || !o.Has("tool") {
+			continue
 		}
-		ds := DataSource{Pos: d.NodePos(it), TTL: 300}
-		if ds.Name, ok = keyed(d, m, "name", "a data source", seen, l); !ok {
-			return
-		}
-		f, ok := m.Get("tool")
-		if !ok {
-			l.Errorf(ds.Pos, "data source %q needs \"tool\" (a read tool of this document)", ds.Name)
-			return
-		}
-		ds.Tool, _ = d.String(f.Value, "tool", l)
-		ds.Input = optObject(d, m, "input", l)
-		ds.Title = optString(d, m, "title", l)
-		if f, ok := m.Get("ttl"); ok {
-			if v, ok := d.Int(f.Value, "ttl (seconds)", l); ok {
-				if v < MinTTL || v > MaxTTL {
-					l.Errorf(d.NodePos(f.Value), "ttl must be between %d and %d seconds", MinTTL, MaxTTL)
-				}
-				ds.TTL = v
-			}
-		}
-		out = append(out, ds)
-	})
+		out = append(out, DataSource{Pos: c.Doc.NodePos(nodes[i]), Name: name, Tool: o.String("tool"), TTL: o.Int("ttl"),
+			Input: asObject(o.Value("input")), Title: o.String("title")})
+	}
 	return out
 }
 
-// PreferenceKinds maps a preference kind to its JSON Schema type.
-var PreferenceKinds = map[string]string{"string": "string", "number": "number", "integer": "integer", "boolean": "boolean", "enum": ""}
+func asObject(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
-func parsePreferences(d *yamlx.Doc, n *yaml.Node, sc *schemaCompiler, l *diag.List) []Preference {
+func parsePreferences(c *yamlx.Ctx, fm *yamlx.Obj, sc *schemaCompiler) []Preference {
 	var out []Preference
 	seen := map[string]bool{}
-	list(d, n, "preferences", l, func(it *yaml.Node) {
-		m, ok := d.Mapping(it, "a preference", []string{"name", "kind", "title", "description", "default", "schema", "options"}, l)
-		if !ok {
-			return
+	d, l := c.Doc, c.L
+	list, nodes := items(c, fm, "preferences")
+	for i, o := range list {
+		pr := Preference{Pos: d.NodePos(nodes[i]), Kind: o.String("kind"), Title: o.String("title"), Description: o.String("description")}
+		var ok bool
+		if pr.Name, ok = keyed(c, o, "name", seen); !ok || pr.Kind == "" {
+			continue
 		}
-		pr := Preference{Pos: d.NodePos(it)}
-		if pr.Name, ok = keyed(d, m, "name", "a preference", seen, l); !ok {
-			return
-		}
-		f, ok := m.Get("kind")
-		if !ok {
-			l.Errorf(pr.Pos, "preference %q needs \"kind\" (string, number, integer, boolean or enum)", pr.Name)
-			return
-		}
-		pr.Kind, _ = d.String(f.Value, "kind", l)
-		typ, known := PreferenceKinds[pr.Kind]
-		if !known {
-			l.Errorf(d.NodePos(f.Value), "preference kind %q must be string, number, integer, boolean or enum", pr.Kind)
-			return
-		}
-		pr.Title = optString(d, m, "title", l)
-		if pr.Title == "" {
+		if o.Has("title") && strings.TrimSpace(pr.Title) == "" {
 			l.Errorf(pr.Pos, "preference %q needs a \"title\" the user reads", pr.Name)
 		}
-		pr.Description = optString(d, m, "description", l)
-		schema := optObject(d, m, "schema", l)
+		schema := asObject(o.Value("schema"))
 		if schema == nil {
 			schema = map[string]any{}
 		}
-		if typ != "" {
+		if typ := PreferenceKinds[pr.Kind]; typ != "" {
 			if t, ok := schema["type"]; ok && t != typ {
 				l.Errorf(pr.Pos, "preference %q: schema type %v disagrees with kind %s", pr.Name, t, pr.Kind)
 			}
 			schema["type"] = typ
 		}
-		if f, ok := m.Get("options"); ok {
-			opts, _ := d.Value(f.Value, l)
-			if arr, ok := opts.([]any); !ok || len(arr) == 0 {
-				l.Errorf(d.NodePos(f.Value), "options must be a non-empty list")
-			} else {
-				schema["enum"] = arr
-			}
-		} else if pr.Kind == "enum" {
-			if _, ok := schema["enum"]; !ok {
-				l.Errorf(pr.Pos, "enum preference %q needs \"options\"", pr.Name)
-			}
+		if opts, ok := o.Value("options").([]any); ok {
+			schema["enum"] = opts
+		} else if _, has := schema["enum"]; pr.Kind == "enum" && !has && o.NodeOf("options") == nil {
+			l.Errorf(pr.Pos, "enum preference %q needs \"options\"", pr.Name)
 		}
 		pr.Schema = schema
 		pos := pr.Pos
-		if f, ok := m.Get("schema"); ok {
-			pos = d.NodePos(f.Value)
+		if n := o.NodeOf("schema"); n != nil {
+			pos = d.NodePos(n)
 		}
 		pr.Compiled = sc.compileAt(fmt.Sprintf("preference %s", pr.Name), schema, d, nil, pos, l)
-		if f, ok := m.Get("default"); ok {
-			pr.Default, _ = d.Value(f.Value, l)
+		if v, set := o.Get("default"); set {
+			pr.Default = v.Value
 			if pr.Compiled != nil {
 				if err := pr.Compiled.Validate(pr.Default); err != nil {
-					l.Errorf(d.NodePos(f.Value), "the default does not fit the preference's schema: %s", SchemaMessage(err))
+					l.Errorf(d.NodePos(v.Node), "the default does not fit the preference's schema: %s", SchemaMessage(err))
 				}
 			}
 		}
 		out = append(out, pr)
-	})
+	}
 	return out
 }
 
-func parseContributes(d *yamlx.Doc, n *yaml.Node, l *diag.List) Contributes {
-	var c Contributes
-	m, ok := d.Mapping(n, "contributes", []string{"widgets", "screens", "settings", "commands"}, l)
-	if !ok {
-		return c
-	}
+func parseContributes(c *yamlx.Ctx, co *yamlx.Obj) Contributes {
+	var out Contributes
 	seen := map[string]bool{}
-	if f, ok := m.Get("widgets"); ok {
-		list(d, f.Value, "contributes.widgets", l, func(it *yaml.Node) {
-			im, ok := d.Mapping(it, "a widget", []string{"key", "title", "dataSource", "template"}, l)
-			if !ok {
-				return
-			}
-			w := Widget{Pos: d.NodePos(it)}
-			if w.Key, ok = keyed(d, im, "key", "a widget", seen, l); !ok {
-				return
-			}
-			w.Title = optString(d, im, "title", l)
-			w.DataSource = optString(d, im, "dataSource", l)
-			w.Template = optString(d, im, "template", l)
-			if w.Template == "" {
-				w.Template = w.Key
-			}
-			c.Widgets = append(c.Widgets, w)
-		})
+	pos := c.Doc.NodePos
+	ws, wn := items(c, co, "widgets")
+	for i, o := range ws {
+		if key, ok := keyed(c, o, "key", seen); ok {
+			out.Widgets = append(out.Widgets, Widget{Pos: pos(wn[i]), Key: key, Title: o.String("title"),
+				DataSource: o.String("dataSource"), Template: cmp.Or(o.String("template"), key)})
+		}
 	}
-	if f, ok := m.Get("screens"); ok {
-		list(d, f.Value, "contributes.screens", l, func(it *yaml.Node) {
-			im, ok := d.Mapping(it, "a screen", []string{"key", "title", "template"}, l)
-			if !ok {
-				return
-			}
-			s := Screen{Pos: d.NodePos(it)}
-			if s.Key, ok = keyed(d, im, "key", "a screen", seen, l); !ok {
-				return
-			}
-			s.Title = optString(d, im, "title", l)
-			s.Template = optString(d, im, "template", l)
-			if s.Template == "" {
-				s.Template = s.Key
-			}
-			c.Screens = append(c.Screens, s)
-		})
+	ss, sn := items(c, co, "screens")
+	for i, o := range ss {
+		if key, ok := keyed(c, o, "key", seen); ok {
+			out.Screens = append(out.Screens, Screen{Pos: pos(sn[i]), Key: key, Title: o.String("title"), Template: cmp.Or(o.String("template"), key)})
+		}
 	}
-	if f, ok := m.Get("settings"); ok {
-		list(d, f.Value, "contributes.settings", l, func(it *yaml.Node) {
-			im, ok := d.Mapping(it, "a settings row", []string{"key", "title", "preference", "tool"}, l)
-			if !ok {
-				return
-			}
-			r := SettingRow{Pos: d.NodePos(it)}
-			if r.Key, ok = keyed(d, im, "key", "a settings row", seen, l); !ok {
-				return
-			}
-			r.Title = optString(d, im, "title", l)
-			r.Preference = optString(d, im, "preference", l)
-			r.Tool = optString(d, im, "tool", l)
+	rs, rn := items(c, co, "settings")
+	for i, o := range rs {
+		if key, ok := keyed(c, o, "key", seen); ok {
+			r := SettingRow{Pos: pos(rn[i]), Key: key, Title: o.String("title"), Preference: o.String("preference"), Tool: o.String("tool")}
 			if (r.Preference == "") == (r.Tool == "") {
-				l.Errorf(r.Pos, "settings row %q names either a preference or a tool", r.Key)
+				c.L.Errorf(r.Pos, "settings row %q names either a preference or a tool", r.Key)
 			}
-			c.Settings = append(c.Settings, r)
-		})
+			out.Settings = append(out.Settings, r)
+		}
 	}
-	if f, ok := m.Get("commands"); ok {
-		list(d, f.Value, "contributes.commands", l, func(it *yaml.Node) {
-			im, ok := d.Mapping(it, "a command", []string{"key", "title", "tool", "input"}, l)
-			if !ok {
-				return
-			}
-			cmd := Command{Pos: d.NodePos(it)}
-			if cmd.Key, ok = keyed(d, im, "key", "a command", seen, l); !ok {
-				return
-			}
-			cmd.Title = optString(d, im, "title", l)
-			cmd.Tool = optString(d, im, "tool", l)
-			if cmd.Tool == "" {
-				l.Errorf(cmd.Pos, "command %q needs \"tool\"", cmd.Key)
-			}
-			cmd.Input = optObject(d, im, "input", l)
-			c.Commands = append(c.Commands, cmd)
-		})
+	cs, cn := items(c, co, "commands")
+	for i, o := range cs {
+		if key, ok := keyed(c, o, "key", seen); ok && o.String("tool") != "" {
+			out.Commands = append(out.Commands, Command{Pos: pos(cn[i]), Key: key, Title: o.String("title"), Tool: o.String("tool"),
+				Input: asObject(o.Value("input"))})
+		}
 	}
-	return c
+	return out
 }
 
-func parseI18n(d *yamlx.Doc, n *yaml.Node, l *diag.List) map[string]I18n {
+func parseI18n(c *yamlx.Ctx, o *yamlx.Obj) map[string]I18n {
 	out := map[string]I18n{}
-	m, ok := d.Mapping(n, "i18n", []string{"en"}, l)
-	if !ok {
+	en := o.Obj("en")
+	if en == nil {
 		return out
 	}
-	for _, f := range m.Fields {
-		im, ok := d.Mapping(f.Value, "i18n."+f.Key, []string{"name", "description", "tools", "widgets", "preferences"}, l)
-		if !ok {
-			continue
-		}
-		t := I18n{Name: optString(d, im, "name", l), Description: optString(d, im, "description", l)}
-		if tf, ok := im.Get("tools"); ok {
-			tm, ok := d.Mapping(tf.Value, "i18n."+f.Key+".tools", nil, l)
-			if ok {
-				t.Tools = map[string]ToolI18n{}
-				for _, tt := range tm.Fields {
-					x, ok := d.Mapping(tt.Value, "a tool's translation", []string{"title", "description"}, l)
-					if !ok {
-						continue
-					}
-					if df, ok := x.Get("description"); ok {
-						l.Warnf(d.NodePos(df.KeyN), "i18n.%s.tools.%s.description is ignored: a tool's description is never translated; "+
-							"write it once, in English or Chinese, in the tool's file", f.Key, tt.Key)
-					}
-					t.Tools[tt.Key] = ToolI18n{Title: optString(d, x, "title", l)}
-				}
+	t := I18n{Name: en.String("name"), Description: en.String("description"),
+		Widgets: en.StringMap("widgets"), Preferences: en.StringMap("preferences")}
+	if tools, ok := en.Value("tools").([]yamlx.Entry); ok {
+		t.Tools = map[string]ToolI18n{}
+		for _, e := range tools {
+			x := e.Value.(*yamlx.Obj)
+			if v, set := x.Get("description"); set {
+				c.L.Warnf(c.Doc.NodePos(v.Key), "i18n.en.tools.%s.description is ignored: a tool's description is never translated; "+
+					"write it once, in English or Chinese, in the tool's file", e.Key)
 			}
+			t.Tools[e.Key] = ToolI18n{Title: x.String("title")}
 		}
-		if wf, ok := im.Get("widgets"); ok {
-			t.Widgets, _ = d.StringMap(wf.Value, "i18n widgets", l)
-		}
-		if pf, ok := im.Get("preferences"); ok {
-			t.Preferences, _ = d.StringMap(pf.Value, "i18n preferences", l)
-		}
-		out[f.Key] = t
 	}
+	out["en"] = t
 	return out
 }
 
-func parseLegacy(d *yamlx.Doc, n *yaml.Node, l *diag.List) Legacy {
-	var lg Legacy
-	m, ok := d.Mapping(n, "legacy", []string{"ids", "tools", "widgets"}, l)
-	if !ok {
-		return lg
-	}
-	if f, ok := m.Get("ids"); ok {
-		lg.IDs, _ = d.Strings(f.Value, "legacy.ids", l)
-		for i, id := range lg.IDs {
-			if !idRE.MatchString(id) || len(id) > MaxIDLen {
-				l.Errorf(d.NodePos(f.Value.Content[i]), "legacy id %q must match [a-z][a-z0-9-]*", id)
-			} else if why := Reserved(id); why != "" {
-				l.Errorf(d.NodePos(f.Value.Content[i]), "legacy id %q is %s: a document cannot claim it", id, why)
-			}
+func parseLegacy(c *yamlx.Ctx, o *yamlx.Obj) Legacy {
+	lg := Legacy{IDs: o.Strings("ids"), Tools: o.StringMap("tools"), Widgets: o.StringMap("widgets")}
+	for i, id := range lg.IDs {
+		if why := Reserved(id); why != "" {
+			c.Errorf(o.NodeOf("ids").Content[i], "legacy id %q is %s: a document cannot claim it", id, why)
 		}
-	}
-	if f, ok := m.Get("tools"); ok {
-		lg.Tools, _ = d.StringMap(f.Value, "legacy.tools", l)
-	}
-	if f, ok := m.Get("widgets"); ok {
-		lg.Widgets, _ = d.StringMap(f.Value, "legacy.widgets", l)
 	}
 	return lg
 }

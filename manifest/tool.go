@@ -1,17 +1,74 @@
 package manifest
 
 import (
+	"cmp"
+	"strconv"
+
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
 
-// ToolKeys are the keys a tool may hold.
-var ToolKeys = []string{"title", "description", "effect", "untrusted", "userOnly", "alwaysAsk", "serial",
-	"destructive", "idempotent", "input", "output", "steps", "limits"}
+// toolDecl declares a tool file (tools/NAME.yaml or a "yaml tool NAME"
+// block): the decoder and the reference read it; the steps package
+// declares the steps and interpreter the limits.
+var toolDecl = &yamlx.Decl{Name: "a tool", Title: "A PKU harness tool (tools/NAME.yaml or a fenced yaml tool NAME block)", Fields: []yamlx.Field{
+	{Name: "title", Type: prose{Max: MaxNameLen}, Doc: "What people see (default: the tool's name)."},
+	{Name: "description", Type: prose{Max: MaxDescriptionLen, Multiline: true, NonEmpty: true}, Required: true,
+		Doc: "For the model: what the tool does and when to use it; say units and formats."},
+	{Name: "effect", Type: choice{[]string{"read", "write", "money", "public"}, "must be read, write, money or public"}, Required: true,
+		Doc: "What it does to the world: read < write < money < public."},
+	{Name: "untrusted", Type: yamlx.Bool{}, Default: false, Doc: "Its results may hold text from strangers."},
+	{Name: "userOnly", Type: yamlx.Bool{}, Default: false, Doc: "Hidden from the model: only the user may run it."},
+	{Name: "alwaysAsk", Type: yamlx.Bool{}, Default: false, Doc: "Ask before every agent call, whatever the mode."},
+	{Name: "serial", Type: yamlx.Bool{}, Default: false, Doc: "Never runs concurrently with itself."},
+	{Name: "destructive", Type: yamlx.Bool{}, Default: false,
+		Doc: "It deletes, cancels or overwrites (MCP destructiveHint); a write that only adds is not. Not on read tools."},
+	{Name: "idempotent", Type: yamlx.Bool{}, Default: false,
+		Doc: "Calling it again with the same input has no further effect (MCP idempotentHint); reads always are."},
+	{Name: "input", Type: yamlx.Later{Of: jsonSchemaType{Input: true}}, Doc: "A JSON Schema (draft 2020-12) of the input object (default: no input)."},
+	{Name: "output", Type: yamlx.Later{Of: jsonSchemaType{}}, Doc: "An optional JSON Schema of the result."},
+	{Name: "limits", Type: yamlx.Later{Of: jsonObject{}}, Doc: "Per-tool limits, each at most the host's (Limits of a call)."},
+	{Name: "steps", Type: yamlx.Later{Of: stepsRef{}}, Required: true, Doc: "The steps, run in order."},
+}}
 
 // MaxSteps bounds a tool's top-level steps.
 const MaxSteps = 200
+
+// jsonSchemaType is a tool's input or output: a JSON Schema object, its
+// strings held to the rules of text the model reads.
+type jsonSchemaType struct{ Input bool }
+
+func (t jsonSchemaType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	v := schemaObject(c.Doc, n, what, c.L)
+	return v, v != nil
+}
+func (t jsonSchemaType) Schema(*yamlx.Gen) map[string]any {
+	out := map[string]any{"$ref": "https://json-schema.org/draft/2020-12/schema", "type": "object"}
+	if t.Input {
+		out["properties"] = map[string]any{"type": map[string]any{"const": "object"}}
+		out["required"] = []any{"type"}
+	}
+	return out
+}
+func (jsonSchemaType) Name() string { return "JSON Schema" }
+
+// stepsRef is the steps list: the steps package decodes and describes it.
+type stepsRef struct{}
+
+func (stepsRef) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		c.Errorf(n, "steps must be a non-empty list of steps")
+		return nil, false
+	}
+	if len(n.Content) > MaxSteps {
+		c.Errorf(n, "more than %d steps", MaxSteps)
+		return nil, false
+	}
+	return n, true
+}
+func (stepsRef) Schema(*yamlx.Gen) map[string]any { return yamlx.Ref("steps") }
+func (stepsRef) Name() string                     { return "steps" }
 
 func parseTool(b *Block, sc *schemaCompiler, l *diag.List) *Tool {
 	d := b.Doc
@@ -21,102 +78,38 @@ func parseTool(b *Block, sc *schemaCompiler, l *diag.List) *Tool {
 		}
 		return nil
 	}
-	m, ok := d.Mapping(d.Root, "a tool", ToolKeys, l)
-	if !ok {
+	decl := *toolDecl
+	decl.Name = "tool " + strconv.Quote(b.Name)
+	c := yamlx.NewCtx(d, l, nil)
+	o, _ := c.Object(d.Root, &decl)
+	if o == nil {
 		return nil
 	}
-	t := &Tool{Name: b.Name, Doc: d, File: d.File, Pos: d.NodePos(d.Root)}
-	str := func(key string, multiline bool) string {
-		f, ok := m.Get(key)
-		if !ok {
-			return ""
-		}
-		s, _ := d.String(f.Value, key, l)
-		if err := checkText(s, multiline); err != nil {
-			l.Errorf(d.OffsetPos(f.Value, err.Off), "%s %v", key, err)
-		}
-		return s
-	}
-	boolean := func(key string) bool {
-		f, ok := m.Get(key)
-		if !ok {
-			return false
-		}
-		v, _ := d.Bool(f.Value, key, l)
-		return v
-	}
-	t.Title = str("title", false)
-	if len([]rune(t.Title)) > MaxNameLen {
-		l.Errorf(t.Pos, "title is longer than %d characters", MaxNameLen)
-	}
-	if t.Title == "" {
-		t.Title = t.Name
-	}
-	t.Description = str("description", true)
-	if f, ok := m.Get("description"); !ok || t.Description == "" {
-		pos := t.Pos
-		if ok {
-			pos = d.NodePos(f.Value)
-		}
-		l.Errorf(pos, "tool %q needs a description: the model reads it to decide when to call the tool", t.Name)
-	} else if len([]rune(t.Description)) > MaxDescriptionLen {
-		l.Errorf(d.NodePos(f.Value), "description is longer than %d characters", MaxDescriptionLen)
-	}
-	if f, ok := m.Get("effect"); !ok {
-		l.Errorf(t.Pos, "tool %q needs an effect: read, write, money or public", t.Name)
-	} else if s, ok := d.String(f.Value, "effect", l); ok {
-		t.Effect = Effect(s)
-		if t.Effect.Rank() < 0 {
-			msg := "effect %q must be read, write, money or public"
-			if sg := yamlx.Suggest(s, []string{"read", "write", "money", "public"}); sg != "" {
-				l.Errorf(d.NodePos(f.Value), msg+" (did you mean %q?)", s, sg)
-			} else {
-				l.Errorf(d.NodePos(f.Value), msg, s)
-			}
-		}
-	}
-	t.Untrusted = boolean("untrusted")
-	t.UserOnly = boolean("userOnly")
-	t.AlwaysAsk = boolean("alwaysAsk")
-	t.Serial = boolean("serial")
-	t.Destructive = boolean("destructive")
-	t.Idempotent = boolean("idempotent")
+	t := &Tool{Name: b.Name, Doc: d, File: d.File, Pos: d.NodePos(d.Root), Title: cmp.Or(o.String("title"), b.Name),
+		Description: o.String("description"), Effect: Effect(o.String("effect")),
+		Untrusted: o.Bool("untrusted"), UserOnly: o.Bool("userOnly"), AlwaysAsk: o.Bool("alwaysAsk"), Serial: o.Bool("serial"),
+		Destructive: o.Bool("destructive"), Idempotent: o.Bool("idempotent"), Limits: o.NodeOf("limits")}
 	if t.Destructive && t.Effect == Read {
-		f, _ := m.Get("destructive")
-		l.Errorf(d.NodePos(f.Value), "a read tool cannot be destructive: destructive marks a write that deletes, cancels or overwrites")
+		l.Errorf(d.NodePos(o.NodeOf("destructive")), "a read tool cannot be destructive: destructive marks a write that deletes, cancels or overwrites")
 	}
-	if f, ok := m.Get("input"); ok {
-		t.Input = schemaObject(d, f.Value, "input", l)
-	} else {
-		t.Input = map[string]any{"type": "object", "properties": map[string]any{}}
+	t.Input = map[string]any{"type": "object", "properties": map[string]any{}}
+	n := d.Root
+	if v, in, _ := c.Later(o, "input"); in != nil {
+		t.Input, n = asObject(v), in
 	}
 	if t.Input != nil {
-		n := d.Root
-		if f, ok := m.Get("input"); ok {
-			n = f.Value
-		}
 		if typ, _ := t.Input["type"].(string); typ != "object" {
 			l.Errorf(d.NodePos(n), "input must be a JSON Schema with type: object (the model passes named arguments)")
 		} else {
 			t.InputSchema = sc.compileAt("input", t.Input, d, n, d.NodePos(n), l)
 		}
 	}
-	if f, ok := m.Get("output"); ok {
-		if t.Output = schemaObject(d, f.Value, "output", l); t.Output != nil {
-			sc.compileAt("output", t.Output, d, f.Value, d.NodePos(f.Value), l)
-		}
+	if v, out, _ := c.Later(o, "output"); v != nil {
+		t.Output = asObject(v)
+		sc.compileAt("output", t.Output, d, out, d.NodePos(out), l)
 	}
-	if f, ok := m.Get("steps"); !ok {
-		l.Errorf(t.Pos, "tool %q needs steps", t.Name)
-	} else if f.Value.Kind != yaml.SequenceNode || len(f.Value.Content) == 0 {
-		l.Errorf(d.NodePos(f.Value), "steps must be a non-empty list of steps")
-	} else if len(f.Value.Content) > MaxSteps {
-		l.Errorf(d.NodePos(f.Value), "more than %d steps", MaxSteps)
-	} else {
-		t.Steps = f.Value
-	}
-	if f, ok := m.Get("limits"); ok {
-		t.Limits = f.Value
+	if v, _, _ := c.Later(o, "steps"); v != nil {
+		t.Steps = v.(*yaml.Node)
 	}
 	return t
 }

@@ -9,6 +9,9 @@ import "go.yaml.in/yaml/v3"
 // keys of a bad one, so later checks still see them. v and n are nil when
 // the key is absent.
 func (c *Ctx) Later(o *Obj, name string) (v any, n *yaml.Node, ok bool) {
+	if o == nil {
+		return nil, nil, true
+	}
 	n = o.NodeOf(name)
 	f, known := o.Decl.Field(name)
 	if n == nil || !known {

@@ -1,0 +1,179 @@
+package manifest
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pkuinfo/harness/internal/yamlx"
+	"go.yaml.in/yaml/v3"
+)
+
+// The declared value types of the manifest's surfaces (front matter, tool
+// files), beside yamlx's: each decodes itself with the manifest's messages
+// and describes itself as JSON Schema.
+
+// prose is a string people or the model read: at most Max characters, held
+// to checkText's rules (Multiline allows line breaks and tabs), and with
+// NonEmpty not blank.
+type prose struct {
+	Max       int
+	Multiline bool
+	NonEmpty  bool
+}
+
+func (t prose) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	s, ok := c.Doc.String(n, what, c.L)
+	if !ok {
+		return nil, false
+	}
+	if t.Max > 0 && utf8.RuneCountInString(s) > t.Max {
+		c.Errorf(n, "%s is longer than %d characters", what, t.Max)
+		ok = false
+	}
+	if err := checkText(s, t.Multiline); err != nil {
+		c.L.Errorf(c.Doc.OffsetPos(n, err.Off), "%s %v", what, err)
+		ok = false
+	}
+	if t.NonEmpty && strings.TrimSpace(s) == "" {
+		c.Errorf(n, "%s is empty", what)
+		ok = false
+	}
+	return s, ok
+}
+
+func (t prose) Schema(*yamlx.Gen) map[string]any {
+	out := map[string]any{"type": "string"}
+	if t.Max > 0 {
+		out["maxLength"] = t.Max
+	}
+	if t.NonEmpty {
+		out["minLength"] = 1
+	}
+	return out
+}
+
+func (t prose) Name() string { return "text" }
+
+// word is a string matching RE with at most Max characters (bytes: the
+// patterns are ASCII); otherwise "KEY "VALUE" Rule".
+type word struct {
+	RE   *regexp.Regexp
+	Max  int
+	Rule string // "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)"
+}
+
+func (t word) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	s, ok := c.Doc.String(n, what, c.L)
+	if !ok {
+		return nil, false
+	}
+	if !t.RE.MatchString(s) || t.Max > 0 && len(s) > t.Max {
+		c.Errorf(n, "%s %q %s", what, s, t.Rule)
+		return nil, false
+	}
+	return s, true
+}
+
+func (t word) Schema(*yamlx.Gen) map[string]any {
+	out := map[string]any{"type": "string", "pattern": t.RE.String()}
+	if t.Max > 0 {
+		out["maxLength"] = t.Max
+	}
+	return out
+}
+
+func (t word) Name() string { return "name" }
+
+// keyWord is an item's key or name: unique within its list.
+var keyWord = word{RE: keyRE, Max: 40, Rule: "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)"}
+
+// choice is one of Values: otherwise "KEY "VALUE" Rule", with a "did you
+// mean" when a value is close.
+type choice struct {
+	Values []string
+	Rule   string // "must be read, write, money or public"
+}
+
+func (t choice) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	s, ok := c.Doc.String(n, what, c.L)
+	if !ok {
+		return nil, false
+	}
+	if contains(t.Values, s) {
+		return s, true
+	}
+	if sg := yamlx.Suggest(s, t.Values); sg != "" {
+		c.Errorf(n, "%s %q %s (did you mean %q?)", what, s, t.Rule, sg)
+	} else {
+		c.Errorf(n, "%s %q %s", what, s, t.Rule)
+	}
+	return nil, false
+}
+
+func (t choice) Schema(*yamlx.Gen) map[string]any {
+	vals := make([]any, len(t.Values))
+	for i, v := range t.Values {
+		vals[i] = v
+	}
+	return map[string]any{"enum": vals}
+}
+
+func (t choice) Name() string { return strings.Join(t.Values, " \\| ") }
+
+// jsonObject is a mapping read as JSON data.
+type jsonObject struct{}
+
+func (jsonObject) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	if n.Kind != yaml.MappingNode {
+		c.Errorf(n, "%s must be a mapping, not %s", what, yamlx.Describe(n))
+		return nil, false
+	}
+	return c.Doc.Value(n, c.L)
+}
+func (jsonObject) Schema(*yamlx.Gen) map[string]any { return map[string]any{"type": "object"} }
+func (jsonObject) Name() string                     { return "mapping" }
+
+// items reads a Later list field of o (a list of mappings, say) and
+// returns its decoded items with their nodes; bad items are left out, the
+// good ones kept.
+func items(c *yamlx.Ctx, o *yamlx.Obj, name string) (vals []*yamlx.Obj, nodes []*yaml.Node) {
+	v, n, _ := c.Later(o, name)
+	list, _ := v.([]any)
+	if n == nil || len(list) != len(n.Content) {
+		return nil, nil
+	}
+	for i, x := range list {
+		if ob, ok := x.(*yamlx.Obj); ok && ob != nil {
+			vals = append(vals, ob)
+			nodes = append(nodes, n.Content[i])
+		}
+	}
+	return vals, nodes
+}
+
+// schemaPlus is a type whose JSON Schema says more than its decoding checks
+// (a pattern, uniqueItems): the parser's own messages check those.
+type schemaPlus struct {
+	yamlx.Type
+	Extra map[string]any
+}
+
+func (t schemaPlus) Schema(g *yamlx.Gen) map[string]any {
+	out := t.Type.Schema(g)
+	for k, v := range t.Extra {
+		out[k] = v
+	}
+	return out
+}
+
+// asList is a decoded list, or nil.
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+// laterObj reads a Later mapping field of o; nil when absent or not a
+// mapping.
+func laterObj(c *yamlx.Ctx, o *yamlx.Obj, name string) *yamlx.Obj {
+	v, _, _ := c.Later(o, name)
+	x, _ := v.(*yamlx.Obj)
+	return x
+}
