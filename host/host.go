@@ -88,6 +88,9 @@ func (h *Host) Catalogue() proxy.Catalogue { return h.cat }
 // Redact removes every credential the host's proxy knows from s, for text
 // that leaves the engine outside a run.
 func (h *Host) Redact(s string) string { return h.px.Redact(s) }
+// Keystore returns the host's sessions (a recorder checks that none of
+// their values reaches what it writes).
+func (h *Host) Keystore() proxy.Keystore { return h.keys }
 
 // Clock returns the host's clock.
 func (h *Host) Clock() func() time.Time { return h.clock }
@@ -176,6 +179,9 @@ func (h *Host) Compile(p *manifest.Plugin) (registry.Runner, error) {
 // Plugin returns the parsed document.
 func (d *Document) Plugin() *manifest.Plugin { return d.p }
 
+// Host returns the host the document was compiled for.
+func (d *Document) Host() *Host { return d.h }
+
 // Program returns the compiled program.
 func (d *Document) Program() *interpreter.Program { return d.prog }
 
@@ -204,6 +210,11 @@ type Call struct {
 	// Events, when set, receives each step's event with the call's
 	// redactor: whatever shows an event passes its text through redact.
 	Events func(e steps.Event, redact func(string) string)
+	// Wrap, when set, wraps the call's road out (its proxy call): a
+	// recorder that keeps each exchange as the steps see it
+	// (plugintest.Recorder). The wrapped transport must pass every request
+	// on to the one it was given.
+	Wrap func(steps.Transport) steps.Transport
 }
 
 // Run runs one call through its own proxy call (cookie jar, counters). The
@@ -214,8 +225,12 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 		return interpreter.Result{}, e
 	}
 	call := d.h.px.NewCall(d.p.ID, d.p.Access)
+	var road steps.Transport = call
+	if c.Wrap != nil {
+		road = c.Wrap(call)
+	}
 	opts := []interpreter.RunOption{
-		interpreter.WithTransport(call),
+		interpreter.WithTransport(road),
 		interpreter.WithRedact(call.Redact),
 	}
 	if c.Checked {

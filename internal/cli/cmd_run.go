@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/manifest"
@@ -188,6 +189,8 @@ type hostFlags struct {
 	campus   bool
 	replay   bool // the runs bring their own sessions: no keystore is opened
 	memory   bool // the plugins' stores live in memory: the home holds only the keystore read
+	// clock, when set, replaces the app's clock (a recording's instant).
+	clock func() time.Time
 }
 
 // openHost builds a command's one host from its flags: the catalogue (the
@@ -205,6 +208,9 @@ func openHost(app *App, f hostFlags, needHome bool) (*host.Host, func(), error) 
 	clock, err := app.Clock()
 	if err != nil {
 		return nil, nop, err
+	}
+	if f.clock != nil {
+		clock = f.clock
 	}
 	ca, err := readCA(f.ca, resolve)
 	if err != nil {
