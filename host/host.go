@@ -88,6 +88,7 @@ func (h *Host) Catalogue() proxy.Catalogue { return h.cat }
 // Redact removes every credential the host's proxy knows from s, for text
 // that leaves the engine outside a run.
 func (h *Host) Redact(s string) string { return h.px.Redact(s) }
+
 // Keystore returns the host's sessions (a recorder checks that none of
 // their values reaches what it writes).
 func (h *Host) Keystore() proxy.Keystore { return h.keys }
