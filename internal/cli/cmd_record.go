@@ -33,7 +33,7 @@ func newRecordCmd(app *App) *cobra.Command {
 		Use:   "record PATH TOOL [--input JSON] [-o tests/NAME.yaml] [--scrub VALUE]...",
 		Short: "Run a tool live and write the run as a replayable test case",
 		Long: `record runs one tool of a local document as harness run does (the same flags:
---campus, --services, --secrets or the home keystore, --resolve, ...) and writes a test
+--campus, --services, --secrets or the home keystore, --resolve, --ca, ...) and writes a test
 case holding every exchange as the steps saw it and the result as the expectation.
 Credentials never reach the steps, so they never reach the file; fake session values
 stand for them. Each --scrub VALUE (a student id, a name) is replaced by a placeholder
@@ -70,6 +70,7 @@ Exit 0 written; 1 the run failed or cannot be recorded (nothing written); 2 usag
 	fl.StringVar(&f.secrets, "secrets", "", "session credentials per campus service (YAML)")
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
 	f.trace.add(fl)
+	fl.StringVar(&f.ca, "ca", "", "PEM certificates trusted, beside the system roots, for the hosts --resolve maps only")
 	fl.BoolVar(&f.campus, "campus", false, "run against the simulated campus started in this process (its services and a demo session)")
 	fl.StringVarP(&f.out, "output", "o", "", "the test file to write, relative to the document's folder (default tests/TOOL.yaml)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing test file")
