@@ -99,6 +99,7 @@ func Parse(files Files) (*Plugin, diag.List) {
 			}
 		}
 	}
+	p.Broken = map[string]bool{}
 	seenTool := map[string]diag.Pos{}
 	// Review and the permission modes must never take two tools for one.
 	foldedTool := map[string]string{}
@@ -129,6 +130,9 @@ func Parse(files Files) (*Plugin, diag.List) {
 			}
 			if t := parseTool(b, sc, &l); t != nil {
 				p.Tools = append(p.Tools, t)
+			} else {
+				// Its one error is reported: what names it is not.
+				p.Broken[b.Name] = true
 			}
 		case "widget":
 			if prev, dup := seenWidget[b.Name]; dup {

@@ -54,25 +54,33 @@ type Plugin struct {
 	Homepage    string `json:"homepage,omitempty"`
 	License     string `json:"license,omitempty"`
 
-	Requires     []string          `json:"requires,omitempty"`
-	Access       Access            `json:"access"`
-	DataSources  []DataSource      `json:"dataSources,omitempty"`
-	Preferences  []Preference      `json:"preferences,omitempty"`
-	Contributes  Contributes       `json:"contributes"`
-	I18n         map[string]I18n   `json:"i18n,omitempty"`
-	Legacy       Legacy            `json:"legacy"`
-	DefaultModes map[Effect]Mode   `json:"defaultModes,omitempty"`
-	Instructions string            `json:"instructions"`
-	Tools        []*Tool           `json:"tools"`
-	Widgets      map[string][]byte `json:"-"` // name -> JSON, from widgets/*.json and fenced blocks
-	Tests        []*Block          `json:"-"` // tests/*.yaml files and fenced test blocks
-	Files        Files             `json:"-"`
+	Requires     []string        `json:"requires,omitempty"`
+	Access       Access          `json:"access"`
+	DataSources  []DataSource    `json:"dataSources,omitempty"`
+	Preferences  []Preference    `json:"preferences,omitempty"`
+	Contributes  Contributes     `json:"contributes"`
+	I18n         map[string]I18n `json:"i18n,omitempty"`
+	Legacy       Legacy          `json:"legacy"`
+	DefaultModes map[Effect]Mode `json:"defaultModes,omitempty"`
+	Instructions string          `json:"instructions"`
+	Tools        []*Tool         `json:"tools"`
+	// Broken names the tools defined whose text does not parse, or is
+	// not a tool: each has its error, and nothing is reported about them again.
+	Broken  map[string]bool   `json:"-"`
+	Widgets map[string][]byte `json:"-"` // name -> JSON, from widgets/*.json and fenced blocks
+	Tests   []*Block          `json:"-"` // tests/*.yaml files and fenced test blocks
+	Files   Files             `json:"-"`
 
 	Pos    diag.Pos            `json:"-"` // the front matter's start
 	KeyPos map[string]diag.Pos `json:"-"` // where each front-matter key is
 }
 
 // Tool returns the tool with that name.
+// Defines reports whether the document defines tool name, counting a tool
+// whose file does not parse (its error is reported once; what names it is
+// not reported again).
+func (p *Plugin) Defines(name string) bool { return p.Tool(name) != nil || p.Broken[name] }
+
 func (p *Plugin) Tool(name string) *Tool {
 	for _, t := range p.Tools {
 		if t.Name == name {

@@ -164,6 +164,7 @@ func crossCheck(p *Plugin, l *diag.List) {
 	for _, ds := range p.DataSources {
 		t := p.Tool(ds.Tool)
 		switch {
+		case t == nil && p.Broken[ds.Tool]:
 		case t == nil:
 			l.Errorf(ds.Pos, "data source %q names tool %q, which the document does not define", ds.Name, ds.Tool)
 		case t.Effect != Read:
@@ -185,7 +186,9 @@ func crossCheck(p *Plugin, l *diag.List) {
 	for _, c := range p.Contributes.Commands {
 		t := p.Tool(c.Tool)
 		if t == nil {
-			l.Errorf(c.Pos, "command %q names tool %q, which the document does not define", c.Key, c.Tool)
+			if !p.Broken[c.Tool] {
+				l.Errorf(c.Pos, "command %q names tool %q, which the document does not define", c.Key, c.Tool)
+			}
 			continue
 		}
 		if t.InputSchema != nil {
@@ -225,23 +228,23 @@ func crossCheck(p *Plugin, l *diag.List) {
 		if r.Preference != "" && !prefs[r.Preference] {
 			l.Errorf(r.Pos, "settings row %q names preference %q, which the document does not define", r.Key, r.Preference)
 		}
-		if r.Tool != "" && p.Tool(r.Tool) == nil {
+		if r.Tool != "" && !p.Defines(r.Tool) {
 			l.Errorf(r.Pos, "settings row %q names tool %q, which the document does not define", r.Key, r.Tool)
 		}
 	}
 	for lang, tr := range p.I18n {
 		for name := range tr.Tools {
-			if p.Tool(name) == nil {
+			if !p.Defines(name) {
 				l.Errorf(p.KeyPos["i18n"], "i18n.%s.tools names %q, which the document does not define", lang, name)
 			}
 		}
 	}
 	for old, cur := range p.Legacy.Tools {
-		if p.Tool(cur) == nil {
+		if !p.Defines(cur) {
 			l.Errorf(p.KeyPos["legacy"], "legacy.tools maps %q to %q, which the document does not define", old, cur)
 		}
 	}
-	if len(p.Tools) == 0 && p.ID != "" {
+	if len(p.Tools) == 0 && len(p.Broken) == 0 && p.ID != "" {
 		l.Warnf(p.Pos, "the document defines no tools")
 	}
 }

@@ -241,6 +241,8 @@ func parseCase(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, i int, l *diag.Li
 	case tn == nil:
 		l.Errorf(c.Pos, "case %q needs tool: the name of the tool it calls", c.Name)
 		good = false
+	case p.Tool(tool) == nil && p.Broken[tool]:
+		good = false // the tool's own error is reported
 	case p.Tool(tool) == nil:
 		names := make([]string, 0, len(p.Tools))
 		for _, t := range p.Tools {

@@ -97,6 +97,8 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 	}
 	hasService, hasPath, hasURL := m.NodeOf("service") != nil, m.NodeOf("path") != nil, m.NodeOf("url") != nil
 	switch {
+	case m.Unknown > 0:
+		return nil // a misspelled key: its error says it all
 	case hasService && hasURL, hasPath && hasURL:
 		c.Errorf(n, "request has either service + path (campus) or url (web), not both")
 		return nil

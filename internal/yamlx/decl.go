@@ -103,6 +103,10 @@ type Obj struct {
 	Node *yaml.Node
 	vals map[string]Val
 	Rest []Entry
+	// Unknown counts the keys reported as unknown: checks of how the keys
+	// combine would only repeat the error ("needs both service and path"
+	// after a misspelled service), so they may skip.
+	Unknown int
 }
 
 // Entry is one key of a mapping decoded with a Rest type (or MapOf).
@@ -201,6 +205,7 @@ func (c *Ctx) Object(n *yaml.Node, decl *Decl) (*Obj, bool) {
 				continue
 			}
 			c.Errorf(k, "%s", c.unknown(n, decl, k.Value))
+			o.Unknown++
 			ok = false
 			continue
 		}

@@ -172,3 +172,12 @@ func TestTable(t *testing.T) {
 	assert.Contains(t, requestDecl.Table(), "| `url` | string | required | where |")
 	assert.Contains(t, requestDecl.Table(), "(old spelling: content_type)")
 }
+
+func TestDecodeCountsUnknownKeys(t *testing.T) {
+	o, ok, _ := decode(t, "servce: a\nurl: /x\nquery: {}\nfoo: 1\n", requestDecl)
+	assert.False(t, ok)
+	assert.Equal(t, 2, o.Unknown)
+	o, ok, _ = decode(t, "url: /x\n", requestDecl)
+	assert.True(t, ok)
+	assert.Zero(t, o.Unknown)
+}

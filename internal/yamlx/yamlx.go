@@ -354,6 +354,8 @@ func Parse(file string, src []byte, first int, lines []LineMap, lim Limits, l *d
 		col := 1
 		if strings.Contains(msg, "tab character") {
 			line, col = d.tabAt(line)
+		} else {
+			line, col = d.problemAt(line, msg)
 		}
 		l.Errorf(d.Pos(line, col), "%s", msg)
 		return d
@@ -429,6 +431,48 @@ func (d *Doc) tabAt(line int) (int, int) {
 		}
 	}
 	return line, 1
+}
+
+// problemAt finds the line the YAML reader stumbled on. For a parser error
+// ("did not find expected key", "did not find expected '-' indicator") it
+// names the line where the enclosing block starts, often many lines above a
+// one-space slip; the slip is on the last line of the shortest run of whole
+// lines from the top that fails with the same message. The run is found by
+// bisection (a few parses, only for a text that fails); the column is the
+// line's first character. When no such line stands out, the reported line
+// is kept.
+func (d *Doc) problemAt(reported int, msg string) (int, int) {
+	n := d.lineCount()
+	fails := func(k int) bool {
+		end := len(d.Src)
+		if starts := d.lineStarts(); k < len(starts) {
+			end = starts[k]
+		}
+		var node yaml.Node
+		err := yaml.Unmarshal(d.Src[:end], &node)
+		if err == nil {
+			return false
+		}
+		_, m := syntaxError(err)
+		return m == msg
+	}
+	lo, hi := max(reported, 1), n // the first run that fails lies in [lo, hi]
+	if lo > hi || !fails(hi) {
+		return reported, 1
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo > 1 && fails(lo-1) {
+		return reported, 1 // not a clean edge: keep what the reader said
+	}
+	t := d.lineText(lo)
+	return lo, len(t) - len(strings.TrimLeft(t, " ")) + 1
 }
 
 func syntaxError(err error) (int, string) {

@@ -141,3 +141,32 @@ func TestPositionsStayInsideTheFile(t *testing.T) {
 	line, _ := d.ContentPos(f.Value)
 	require.LessOrEqual(t, line, 2)
 }
+
+// A one-space slip is reported at the slipped line, not at the start of
+// the block yaml.v3 names, with the column of the line's first character.
+func TestSyntaxErrorAtTheSlip(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("description: x\neffect: read\n")
+	for i := 3; i < 12; i++ {
+		b.WriteString("# filler\n")
+	}
+	b.WriteString("steps:\n") // line 12
+	for i := 13; i < 24; i++ {
+		b.WriteString("  - jq: .\n")
+	}
+	for name, tc := range map[string]struct{ slip, want string }{
+		"dash":  {"   - return: .\n", "f.yaml:24:4: YAML syntax error: did not find expected '-' indicator"},
+		"key":   {"  - request:\n      service: a\n     path: /x\n", "f.yaml:26:6: YAML syntax error: did not find expected key"},
+		"value": {"  - request:\n      service: a\n       path: /x\n", "f.yaml:26:8: YAML syntax error: mapping values are not allowed in this context"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, l := parse(t, b.String()+tc.slip+"  - return: .\n")
+			require.Len(t, l.Items, 1, l.Error())
+			require.Equal(t, tc.want, l.Items[0].String())
+		})
+	}
+	// In a fenced block the line is mapped into the file.
+	var l diag.List
+	Parse("PLUGIN.md", []byte("steps:\n  - jq: .\n   - jq: .\n"), 40, nil, DefaultLimits, &l)
+	require.Equal(t, "PLUGIN.md:42:4: YAML syntax error: did not find expected '-' indicator", l.Error())
+}
