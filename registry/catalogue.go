@@ -65,7 +65,7 @@ func (r *Registry) Catalogue(o CatalogueOptions) (Catalogue, error) {
 		return c, err
 	}
 	for _, d := range r.Documents() {
-		ps := merged(all, d)
+		ps := r.merged(all, d)
 		switch {
 		case d.Unavailable != "":
 			c.Hidden = append(c.Hidden, Hidden{ID: d.ID, Reason: ReasonUnavailable, Message: d.Unavailable})

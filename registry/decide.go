@@ -117,7 +117,7 @@ func (r *Registry) Decide(c Call) Decision {
 	if err != nil {
 		return refuse(t, ReasonDisabled, "%s: the permission settings cannot be read: %v", t.ID, err)
 	}
-	ps := merged(all, d)
+	ps := r.merged(all, d)
 	if ps.Disabled && !d.Core {
 		return refuse(t, ReasonDisabled, "%s is disabled: the user turned plugin %s off", t.ID, d.ID)
 	}

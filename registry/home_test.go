@@ -152,10 +152,12 @@ func TestCheckInstall(t *testing.T) {
 		{"a community document with a core bundled id", docFiles("wallet", "", nil), registry.Community, false},
 		{"an official release of a core bundled id", docFiles("wallet", "", nil), registry.Official, true},
 		{"a community document replacing a bundled one", docFiles("canteen", "", nil), registry.Community, true},
-		{"a bundled id as a legacy id", docFiles("fresh", "legacy:\n  ids: [wallet]\n", nil), registry.Community, false},
-		{"another document's legacy id", docFiles("old-notes", "", nil), registry.Community, false},
-		{"an installed id as a legacy id (sorted first)", docFiles("aaa", "legacy:\n  ids: [notes]\n", nil), registry.Community, false},
-		{"an installed id as a legacy id (sorted last)", docFiles("zzz", "legacy:\n  ids: [notes]\n", nil), registry.Community, false},
+		// a legacy id never hides a plugin that has the id: both install
+		{"a bundled id as a legacy id", docFiles("fresh", "legacy:\n  ids: [wallet]\n", nil), registry.Community, true},
+		{"another document's legacy id", docFiles("old-notes", "", nil), registry.Community, true},
+		{"an installed id as a legacy id (sorted first)", docFiles("aaa", "legacy:\n  ids: [notes]\n", nil), registry.Community, true},
+		{"an installed id as a legacy id (sorted last)", docFiles("zzz", "legacy:\n  ids: [notes]\n", nil), registry.Community, true},
+		{"another document's legacy id as a legacy id", docFiles("twin", "legacy:\n  ids: [old-notes]\n", nil), registry.Community, false},
 	} {
 		err := registry.CheckInstall(ctx, s, bundled, parse(tc.files), tc.trust)
 		if tc.ok {

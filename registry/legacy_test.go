@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pkuinfo/harness/manifest"
@@ -120,22 +121,78 @@ func TestIDConflicts(t *testing.T) {
 	mustAdd(t, r, legacyDoc(), registry.Official, registry.DocOptions{Origin: registry.Bundled})
 	_, err := r.AddFiles(docFiles("canteen", "", effectTools()), registry.Community, registry.DocOptions{})
 	assert.ErrorIs(t, err, registry.ErrConflict)
-	_, err = r.AddFiles(docFiles("old-cafe", "", effectTools()), registry.Community, registry.DocOptions{})
-	assert.ErrorIs(t, err, registry.ErrConflict, "a legacy id is claimed too")
-	_, err = r.AddFiles(docFiles("other", "legacy: { ids: [canteen] }\n", effectTools()), registry.Community, registry.DocOptions{})
-	assert.ErrorIs(t, err, registry.ErrConflict)
+	_, err = r.AddFiles(docFiles("twin", "legacy: { ids: [old-cafe] }\n", effectTools()), registry.Community, registry.DocOptions{})
+	assert.ErrorIs(t, err, registry.ErrConflict, "two documents cannot list one legacy id")
 	_, err = r.AddFiles(docFiles("self", "legacy: { ids: [self] }\n", effectTools()), registry.Community, registry.DocOptions{})
 	assert.ErrorContains(t, err, "its own id")
 	_, err = r.AddFiles(manifest.Files{"PLUGIN.md": []byte("no front matter")}, registry.Community, registry.DocOptions{})
 	assert.ErrorContains(t, err, "invalid")
-	assert.Len(t, r.Problems(), 5)
+	assert.Len(t, r.Problems(), 4)
 	// the refused ones left nothing behind
 	tl, ok := r.Lookup("canteen.crowd")
 	require.True(t, ok)
 	assert.Equal(t, registry.Official, tl.Document().Trust)
-	_, ok = r.Lookup("other.read")
+	_, ok = r.Lookup("twin.read")
 	assert.False(t, ok)
 	assert.Len(t, r.Documents(), 1)
+}
+
+// TestLegacyNeverHidesAnInstalledPlugin: the reference: "If a plugin with
+// an old id is actually installed, the host uses that plugin; the legacy
+// mapping never hides it." Both install, whichever comes first; the old id
+// reaches the old plugin; the new one takes neither its settings nor its
+// preferences, and a change of the new one leaves the old one's alone.
+func TestLegacyNeverHidesAnInstalledPlugin(t *testing.T) {
+	for _, oldFirst := range []bool{true, false} {
+		store := registry.NewMemoryStore()
+		r := registry.New(registry.WithStore(store))
+		old := docFiles("old-cafe", "", map[string]string{"crowd": toolYAML("read"), "pay": toolYAML("write")})
+		if oldFirst {
+			mustAdd(t, r, old, registry.Community, registry.DocOptions{})
+		}
+		mustAdd(t, r, legacyDoc(), registry.Community, registry.DocOptions{})
+		if !oldFirst {
+			mustAdd(t, r, old, registry.Community, registry.DocOptions{})
+		}
+		assert.Empty(t, r.Problems())
+		for name, want := range map[string]string{
+			"old-cafe.crowd": "old-cafe.crowd", "old-cafe__pay": "old-cafe.pay", "canteen.crowd": "canteen.crowd",
+			"cafe-v1.menu": "canteen.dishes", // a legacy id nobody has still maps
+		} {
+			tl, ok := r.Lookup(name)
+			if assert.True(t, ok, name) {
+				assert.Equal(t, want, tl.ID, name)
+			}
+		}
+		d, ok := r.Document("old-cafe")
+		require.True(t, ok)
+		assert.Equal(t, "old-cafe", d.ID)
+
+		require.NoError(t, r.SetEnabled("old-cafe", false))
+		m, err := r.Mode("canteen", manifest.Read)
+		require.NoError(t, err)
+		assert.Equal(t, manifest.Auto, m)
+		assert.NotEqual(t, registry.ReasonDisabled, r.Decide(registry.Call{Tool: "canteen.crowd", Input: map[string]any{}}).Reason,
+			"the old plugin's settings are its own")
+		require.NoError(t, r.SetMode("canteen", manifest.Read, manifest.Ask))
+		all, err := store.Settings()
+		require.NoError(t, err)
+		assert.True(t, all["old-cafe"].Disabled, "a change of the new plugin does not clear the old one's settings")
+	}
+}
+
+// TestLegacyWidgetKeys: legacy.widgets keys are "<old plugin>.<widget>",
+// as the reference writes them; the bare old key still resolves.
+func TestLegacyWidgetKeys(t *testing.T) {
+	r := registry.New()
+	f := legacyDoc()
+	f["PLUGIN.md"] = []byte(strings.Replace(string(f["PLUGIN.md"]), "widgets: { crowdCard: crowd }", `widgets: { crowdCard: crowd, "old-cafe.busy": crowd }`, 1))
+	mustAdd(t, r, f, registry.Official, registry.DocOptions{})
+	p, k, ok := r.ResolveWidget("old-cafe", "busy")
+	require.True(t, ok)
+	assert.Equal(t, []string{"canteen", "crowd"}, []string{p, k})
+	_, _, ok = r.ResolveWidget("cafe-v1", "busy")
+	assert.False(t, ok, "the key names its old plugin")
 }
 
 func TestPreferences(t *testing.T) {

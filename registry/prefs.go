@@ -80,7 +80,7 @@ func (r *Registry) storedPrefs(d *Document) (map[string]any, error) {
 	if out == nil {
 		out = map[string]any{}
 	}
-	for _, old := range d.Plugin.Legacy.IDs {
+	for _, old := range r.legacyIDs(d) {
 		m, err := r.store.Prefs(PrefsKey(old, d.Trust))
 		if err != nil {
 			return nil, err

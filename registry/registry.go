@@ -207,22 +207,23 @@ func (r *Registry) add(d *Document, legacy []string) error {
 		// first (one the reserved list does not know).
 		r.dropFor(d.ID)
 	}
-	claim := func(id string) error {
-		if prev, ok := r.docs[id]; ok {
-			return fmt.Errorf("%w: %q is already the id of the %s document %q", ErrConflict, id, prev.Origin, prev.Name)
-		}
-		if cur, ok := r.oldPlugins[id]; ok {
-			return fmt.Errorf("%w: %q is already a legacy id of %q", ErrConflict, id, cur)
-		}
-		return nil
+	// An id is one document's. A legacy id never hides a plugin that
+	// actually has it (the reference: "If a plugin with an old id is
+	// actually installed, the host uses that plugin; the legacy mapping
+	// never hides it"): a document may list the id of another as a legacy
+	// id, and a document may take an id another lists as legacy; lookups of
+	// the id reach the document that has it (document). Two documents may
+	// not list the same legacy id: which one it means would be a guess.
+	err := error(nil)
+	if prev, ok := r.docs[d.ID]; ok {
+		err = fmt.Errorf("%w: %q is already the id of the %s document %q", ErrConflict, d.ID, prev.Origin, prev.Name)
 	}
-	err := claim(d.ID)
 	for _, old := range legacy {
 		if err == nil && old == d.ID {
 			err = fmt.Errorf("%s lists its own id as a legacy id", d.ID)
 		}
-		if err == nil {
-			err = claim(old)
+		if cur, ok := r.oldPlugins[old]; err == nil && ok {
+			err = fmt.Errorf("%w: %q is already a legacy id of %q", ErrConflict, old, cur)
 		}
 	}
 	if err != nil {
@@ -376,6 +377,11 @@ func (r *Registry) ResolveWidget(plugin, key string) (string, string, bool) {
 		if w.Key == key {
 			return d.ID, key, true
 		}
+	}
+	// legacy.widgets keys are "<old plugin>.<widget>" as the reference
+	// writes them; a bare old key is the older spelling.
+	if cur, ok := d.Plugin.Legacy.Widgets[plugin+"."+key]; ok {
+		return d.ID, cur, true
 	}
 	if cur, ok := d.Plugin.Legacy.Widgets[key]; ok {
 		return d.ID, cur, true

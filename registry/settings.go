@@ -34,11 +34,8 @@ func (r *Registry) Reload() {
 // merged is a document's settings with those stored under its legacy ids
 // carried over: per effect the strictest mode any of them set, and disabled
 // if any of them is.
-func merged(all map[string]PluginSettings, d *Document) PluginSettings {
-	ids := []string{d.ID}
-	if d.Plugin != nil {
-		ids = append(ids, d.Plugin.Legacy.IDs...)
-	}
+func (r *Registry) merged(all map[string]PluginSettings, d *Document) PluginSettings {
+	ids := append([]string{d.ID}, r.legacyIDs(d)...)
 	out := PluginSettings{Modes: map[manifest.Effect]manifest.Mode{}}
 	for _, id := range ids {
 		ps, ok := all[id]
@@ -67,7 +64,7 @@ func (r *Registry) Settings(plugin string) (PluginSettings, error) {
 	if err != nil {
 		return PluginSettings{}, err
 	}
-	return merged(all, d), nil
+	return r.merged(all, d), nil
 }
 
 // update changes a document's settings; the carried-over legacy entries are
@@ -77,7 +74,7 @@ func (r *Registry) update(d *Document, fn func(*PluginSettings)) error {
 	if err != nil {
 		return err
 	}
-	cur := merged(all, d)
+	cur := r.merged(all, d)
 	if err := r.store.UpdateSettings(d.ID, func(ps *PluginSettings) {
 		*ps = clonePS(cur)
 		fn(ps)
@@ -85,7 +82,7 @@ func (r *Registry) update(d *Document, fn func(*PluginSettings)) error {
 		return err
 	}
 	if d.Plugin != nil {
-		for _, old := range d.Plugin.Legacy.IDs {
+		for _, old := range r.legacyIDs(d) {
 			if _, ok := all[old]; ok {
 				if err := r.store.UpdateSettings(old, func(ps *PluginSettings) { *ps = PluginSettings{} }); err != nil {
 					return err
@@ -108,7 +105,7 @@ func (r *Registry) Mode(plugin string, e manifest.Effect) (manifest.Mode, error)
 	if err != nil {
 		return "", err
 	}
-	return Effective(d.Trust, d.Plugin, e, merged(all, d).Modes[e]), nil
+	return Effective(d.Trust, d.Plugin, e, r.merged(all, d).Modes[e]), nil
 }
 
 // SetMode sets the mode of an effect of a plugin, within the trust's bounds.
@@ -154,4 +151,23 @@ func (r *Registry) SetEnabled(plugin string, on bool) error {
 		return fmt.Errorf("%s is a core plugin and cannot be disabled", d.ID)
 	}
 	return r.update(d, func(ps *PluginSettings) { ps.Disabled = !on })
+}
+
+// legacyIDs are the legacy ids of d whose settings and preferences carry
+// over to it: those no document actually has. A plugin installed under an
+// old id keeps its own settings (the legacy mapping never hides it), and a
+// document cannot read or clear another's by listing its id.
+func (r *Registry) legacyIDs(d *Document) []string {
+	if d.Plugin == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []string
+	for _, old := range d.Plugin.Legacy.IDs {
+		if _, live := r.docs[old]; !live {
+			out = append(out, old)
+		}
+	}
+	return out
 }
