@@ -42,10 +42,12 @@ GitHub link costs one ref listing per repository, shared by all documents of
 that repository; a URL document a conditional request. Only a changed link is
 fetched, hashed and diffed against the installed version:
 
-  same or narrower access   applied at once (list shows what changed)
+  same or narrower access   applied at once (list shows what changed), also
+                            new content under the same version (the content
+                            hash is the identity; the record says so)
   wider access              stored and held as pending: harness accept ID
-  lower version, or the     held with a warning: harness accept ID installs
-  same version changed      it anyway
+  a lower version           held with a warning: harness accept ID installs
+                            it anyway
 
 A failure (a link that is gone, a server error, an invalid new version, a
 timeout) leaves the installed version working; the error is kept and shown by
