@@ -162,7 +162,7 @@ func TestDevPageInBrowser(t *testing.T) {
 	assert.True(t, got[0].People >= got[1].People && got[1].People >= got[2].People, "busiest first: %s", result)
 	assert.NotContains(t, result, "佟园", "closed canteens are left out")
 	assert.Regexp(t, `step 1\s*request\s*tools/crowd\.yaml:12:5`, trace)
-	assert.Regexp(t, `/api/crowd → 200`, trace)
+	assert.Regexp(t, `GET canteen /api/crowd → 200 http://127\.0\.0\.1:\d+/api/crowd`, trace, "the request as sent and its answer")
 	assert.Regexp(t, `step 3\s*jq\s*tools/crowd\.yaml:17:5`, trace)
 	assert.Regexp(t, `\d+(\.\d+)? ms`, trace)
 

@@ -208,9 +208,6 @@ type Call struct {
 	// step, or with TraceMode one JSON object per event.
 	Trace     io.Writer
 	TraceMode interpreter.TraceMode
-	// Events, when set, receives each step's event with the call's
-	// redactor: whatever shows an event passes its text through redact.
-	Events func(e steps.Event, redact func(string) string)
 	// Wrap, when set, wraps the call's road out (its proxy call): a
 	// recorder that keeps each exchange as the steps see it
 	// (plugintest.Recorder). The wrapped transport must pass every request
@@ -237,22 +234,8 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	if c.Checked {
 		opts = append(opts, interpreter.WithCheckedInput())
 	}
-	var lines func(steps.Event)
 	if c.Trace != nil {
-		tr := interpreter.NewTracer(c.Trace, call.Redact, c.TraceMode)
-		lines = tr.Step
-		opts = append(opts, interpreter.WithRequestTrace(tr.Request))
-	}
-	switch {
-	case c.Events != nil:
-		opts = append(opts, interpreter.WithTrace(func(e steps.Event) {
-			if lines != nil {
-				lines(e)
-			}
-			c.Events(e, call.Redact)
-		}))
-	case lines != nil:
-		opts = append(opts, interpreter.WithTrace(lines))
+		opts = append(opts, interpreter.NewTracer(c.Trace, call.Redact, c.TraceMode).Options()...)
 	}
 	kv := c.KV
 	if kv == nil && d.p.HasAbility("kv") {

@@ -12,26 +12,133 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/steps"
 )
 
-// traceStep is one step of a run as the page shows it. Every text in it
-// passed the run's redactor.
+// traceStep is one step of a run as the page shows it, with the
+// requests it sent. Every text in it passed the run's redactor (the
+// engine's JSON trace, interpreter.TraceJSON, redacts each value).
 type traceStep struct {
-	Label   string  `json:"label"`
-	Kind    string  `json:"kind"`
-	Pos     string  `json:"pos"`
-	Ms      float64 `json:"ms"`
-	Skipped bool    `json:"skipped,omitempty"`
-	Error   string  `json:"error,omitempty"`
-	Output  string  `json:"output,omitempty"` // the step's output as JSON text
-	Cut     bool    `json:"cut,omitempty"`    // Output was cut at MaxTraceOutput
-	Method  string  `json:"method,omitempty"` // a request step: the request
-	URL     string  `json:"url,omitempty"`
-	Status  int     `json:"status,omitempty"` // and its answer
-	Headers string  `json:"headers,omitempty"`
-	Body    string  `json:"body,omitempty"` // the answer's body as text (JSON re-encoded)
+	Label    string          `json:"label"`
+	Kind     string          `json:"kind"`
+	Pos      string          `json:"pos"`
+	Ms       float64         `json:"ms"`
+	Skipped  bool            `json:"skipped,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Output   json.RawMessage `json:"output,omitempty"`  // the step's output
+	Omitted  string          `json:"omitted,omitempty"` // why the output is not shown
+	Requests []traceRequest  `json:"requests,omitempty"`
+}
+
+// traceRequest is one request a step sent and its answer.
+type traceRequest struct {
+	Method      string            `json:"method"`
+	Service     string            `json:"service,omitempty"`
+	Target      string            `json:"target"` // the path (campus) or URL (web), with the query as sent
+	Headers     map[string]string `json:"headers,omitempty"`
+	Body        string            `json:"body,omitempty"`
+	ContentType string            `json:"contentType,omitempty"`
+	Ms          float64           `json:"ms"`
+	Error       string            `json:"error,omitempty"`
+	Status      int               `json:"status,omitempty"`
+	URL         string            `json:"url,omitempty"` // the final URL
+	RespHeaders map[string]string `json:"respHeaders,omitempty"`
+	MediaType   string            `json:"mediaType,omitempty"`
+	RespBody    string            `json:"respBody,omitempty"`
+	Binary      bool              `json:"binary,omitempty"`
+	Bytes       int               `json:"bytes,omitempty"`
+	Cut         bool              `json:"cut,omitempty"`
+}
+
+// traceEvent is one object of the engine's JSON trace.
+type traceEvent struct {
+	Event         string            `json:"event"`
+	Pos           string            `json:"pos"`
+	Step          string            `json:"step"`
+	Kind          string            `json:"kind"`
+	DurationMs    float64           `json:"durationMs"`
+	Error         string            `json:"error"`
+	Skipped       bool              `json:"skipped"`
+	Output        json.RawMessage   `json:"output"`
+	OutputOmitted string            `json:"outputOmitted"`
+	Method        string            `json:"method"`
+	Service       string            `json:"service"`
+	Path          string            `json:"path"`
+	URL           string            `json:"url"`
+	Headers       map[string]string `json:"headers"`
+	Body          string            `json:"body"`
+	ContentType   string            `json:"contentType"`
+	Response      *struct {
+		Status    int               `json:"status"`
+		URL       string            `json:"url"`
+		Headers   map[string]string `json:"headers"`
+		MediaType string            `json:"mediaType"`
+		Bytes     int               `json:"bytes"`
+		Binary    bool              `json:"binary"`
+		Body      string            `json:"body"`
+		BodyCut   bool              `json:"bodyCut"`
+	} `json:"response"`
+}
+
+// traceSink collects a run's JSON trace, one object per Write (as the
+// engine's tracer writes them), up to maxTraceBytes in all.
+type traceSink struct {
+	mu      sync.Mutex
+	steps   []traceStep
+	pending []traceRequest // requests of the step that is still running
+	size    int
+	cut     bool
+}
+
+// maxTraceBytes bounds what one run's trace keeps.
+const maxTraceBytes = 8 << 20
+
+func (t *traceSink) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.size += len(b); t.size > maxTraceBytes {
+		t.cut = true
+		return len(b), nil
+	}
+	var e traceEvent
+	if err := json.Unmarshal(b, &e); err != nil {
+		return len(b), nil // not an event: nothing to show
+	}
+	switch e.Event {
+	case "request":
+		r := traceRequest{Method: e.Method, Service: e.Service, Target: e.Path, Headers: e.Headers, Body: e.Body,
+			ContentType: e.ContentType, Ms: e.DurationMs, Error: e.Error}
+		if e.Service == "" {
+			r.Target = e.URL
+		}
+		if x := e.Response; x != nil {
+			r.Status, r.URL, r.RespHeaders, r.MediaType, r.Bytes, r.Binary, r.RespBody, r.Cut =
+				x.Status, x.URL, x.Headers, x.MediaType, x.Bytes, x.Binary, x.Body, x.BodyCut
+		}
+		t.pending = append(t.pending, r)
+	case "step":
+		t.steps = append(t.steps, traceStep{Label: e.Step, Kind: e.Kind, Pos: e.Pos, Ms: e.DurationMs, Skipped: e.Skipped,
+			Error: e.Error, Output: e.Output, Omitted: e.OutputOmitted, Requests: t.pending})
+		t.pending = nil
+	}
+	return len(b), nil
+}
+
+// done returns the steps, with requests no step claimed (a run that ended
+// inside a step) as a last entry.
+func (t *traceSink) done() ([]traceStep, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.steps
+	if len(t.pending) > 0 {
+		out = append(out, traceStep{Label: "?", Kind: "request", Requests: t.pending})
+	}
+	if out == nil {
+		out = []traceStep{}
+	}
+	return out, t.cut
 }
 
 // runRecord is one finished run.
@@ -47,6 +154,7 @@ type runRecord struct {
 	Refused  string          `json:"refused,omitempty"`
 	Trace    []traceStep     `json:"trace"`
 	Truncate bool            `json:"truncated,omitempty"`
+	TraceCut bool            `json:"traceCut,omitempty"`
 }
 
 func (r *runRecord) label() string {
@@ -141,19 +249,13 @@ func (s *Server) run(ctx context.Context, tool string, input map[string]any, app
 		s.keep(rec)
 		return rec, http.StatusOK
 	}
-	var mu sync.Mutex
+	sink := &traceSink{}
 	call := host.Call{Tool: tool, Input: d.Input, Checked: true, Trust: s.cfg.Trust,
-		Events: func(e steps.Event, redact func(string) string) {
-			st := viewEvent(e, redact)
-			mu.Lock()
-			rec.Trace = append(rec.Trace, st)
-			mu.Unlock()
-		}}
+		Trace: sink, TraceMode: interpreter.TraceJSON}
 	start := time.Now()
 	res, err := sn.doc.Run(ctx, call)
 	rec.Ms = msSince(start)
-	mu.Lock()
-	defer mu.Unlock()
+	rec.Trace, rec.TraceCut = sink.done()
 	if err != nil {
 		rec.Error = steps.CleanString(err.Error()) // redacted by the host
 	} else {
@@ -192,78 +294,3 @@ func (s *Server) keptRun(id string) *runRecord {
 func msSince(t time.Time) float64 {
 	return float64(time.Since(t).Microseconds()) / 1000
 }
-
-// viewEvent turns a step's event into what the page shows, every text
-// cleaned and then redacted (a cut could split a secret, so the cut comes
-// after the redaction).
-func viewEvent(e steps.Event, redact func(string) string) traceStep {
-	safe := func(s string) string {
-		s = steps.CleanString(s)
-		if redact != nil {
-			s = redact(s)
-		}
-		return s
-	}
-	st := traceStep{Label: e.Label, Kind: e.Kind, Pos: e.Pos.String(), Ms: float64(e.Duration.Microseconds()) / 1000, Skipped: e.Skipped}
-	if e.Err != nil {
-		st.Error = safe(e.Err.Error())
-		return st
-	}
-	if e.Skipped {
-		return st
-	}
-	if steps.JSONOver(e.Output, 64, 4*MaxTraceOutput) {
-		st.Output, st.Cut = "(an output of more than "+strconv.Itoa(4*MaxTraceOutput>>10)+" KiB as JSON)", true
-	} else if b, err := steps.Encode(e.Output, 64); err != nil {
-		st.Output = "(" + err.Error() + ")"
-	} else {
-		st.Output = safe(string(b))
-	}
-	if e.Kind == "request" {
-		if m, ok := e.Output.(map[string]any); ok {
-			if u, ok := m["url"].(string); ok {
-				st.URL = safe(u)
-			}
-			switch v := m["status"].(type) {
-			case int:
-				st.Status = v
-			case float64:
-				st.Status = int(v)
-			case json.Number:
-				n, _ := v.Int64()
-				st.Status = int(n)
-			}
-			if h, ok := m["headers"]; ok {
-				if b, err := steps.Encode(h, 16); err == nil {
-					st.Headers = safe(string(b))
-				}
-			}
-			switch b := m["body"].(type) {
-			case string:
-				st.Body = safe(b)
-			case nil:
-			default:
-				if enc, err := steps.Encode(b, 64); err == nil {
-					st.Body = safe(string(enc))
-				}
-			}
-		}
-	}
-	st.Output, st.Cut = cut(st.Output, st.Cut)
-	st.Body, _ = cut(st.Body, false)
-	return st
-}
-
-// cut shortens s to MaxTraceOutput bytes at a rune boundary.
-func cut(s string, already bool) (string, bool) {
-	if len(s) <= MaxTraceOutput {
-		return s, already
-	}
-	i := MaxTraceOutput
-	for i > 0 && !utf8RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…", true
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -249,9 +249,14 @@ func TestRunShowsResultAndTraceWithoutCredentials(t *testing.T) {
 		Result json.RawMessage `json:"result"`
 		Error  string          `json:"error"`
 		Trace  []struct {
-			Label, Kind, Pos, Output, URL, Body, Headers string
-			Status                                       int
-			Ms                                           float64
+			Label, Kind, Pos string
+			Output           json.RawMessage
+			Ms               float64
+			Requests         []struct {
+				Method, Service, Target, URL, RespBody string
+				RespHeaders                            map[string]string
+				Status                                 int
+			}
 		} `json:"trace"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &rec), body)
@@ -263,11 +268,18 @@ func TestRunShowsResultAndTraceWithoutCredentials(t *testing.T) {
 	require.Len(t, rec.Trace, 2)
 	assert.Equal(t, "request", rec.Trace[0].Kind)
 	assert.Equal(t, "tools/balance.yaml:11:5", rec.Trace[0].Pos)
-	assert.Equal(t, 200, rec.Trace[0].Status)
-	assert.Contains(t, rec.Trace[0].URL, "/api/balance?unit=fen")
-	assert.Contains(t, rec.Trace[0].Body, `"balance":1234`)
+	require.Len(t, rec.Trace[0].Requests, 1)
+	rq := rec.Trace[0].Requests[0]
+	assert.Equal(t, "GET", rq.Method)
+	assert.Equal(t, "card", rq.Service)
+	assert.Equal(t, "/api/balance?unit=fen", rq.Target, "the path with the query as sent")
+	assert.Equal(t, 200, rq.Status)
+	assert.Contains(t, rq.URL, "/api/balance?unit=fen")
+	assert.Contains(t, rq.RespBody, `"balance":1234`)
+	assert.Contains(t, rq.RespBody, `[redacted]`, "the echoed session")
+	assert.Equal(t, "[redacted]", rq.RespHeaders["X-Echo-Session"])
 	assert.Equal(t, "jq", rec.Trace[1].Kind)
-	assert.Contains(t, rec.Trace[1].Output, `"owner":"demo"`)
+	assert.Contains(t, string(rec.Trace[1].Output), `"owner":"demo"`)
 	_, state := f.get(t, "api/state")
 	assert.Contains(t, state, "run "+rec.ID+": step 1", "the run's answer is offered to the scratch pane")
 	for what, text := range map[string]string{"run": body, "state": state} {

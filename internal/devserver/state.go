@@ -174,8 +174,11 @@ func (s *Server) serveState(w http.ResponseWriter, req *http.Request) {
 		r := s.kept[i]
 		v.Runs = append(v.Runs, runView{ID: r.ID, Label: r.label()})
 		for _, st := range r.Trace {
-			if st.Kind == "request" && st.Body != "" {
-				v.Responses = append(v.Responses, responseView{Label: fmt.Sprintf("run %s: step %s: %s", r.ID, st.Label, st.URL), Body: st.Body})
+			for i, rq := range st.Requests {
+				if rq.RespBody != "" && !rq.Binary && len(rq.RespBody) <= maxResponseView {
+					v.Responses = append(v.Responses, responseView{
+						Label: fmt.Sprintf("run %s: step %s #%d: %s %s", r.ID, st.Label, i+1, rq.Method, rq.URL), Body: rq.RespBody})
+				}
 			}
 		}
 	}

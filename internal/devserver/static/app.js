@@ -237,10 +237,29 @@ function showRun(r) {
   }
   $("result-meta").textContent = `${r.tool} · run ${r.id} · ${r.ms} ms` + (r.status ? " · status " + r.status : "") + (r.truncated ? " · cut" : "");
   renderTrace(r.trace || []);
+  if (r.traceCut) $("trace").append(el("li", { class: "desc", text: "… the trace was cut at 8 MiB" }));
   const save = $("save");
   save.hidden = !(state.doc && state.doc.canSave && r.saveable);
   $("save-status").textContent = "";
   if (!$("save-name").value) $("save-name").value = `tests/${r.tool}-recorded.yaml`;
+}
+
+function headerText(h) {
+  return Object.keys(h || {}).sort().map((k) => `${k}: ${h[k]}`).join("\n");
+}
+
+function renderRequest(q) {
+  const box = el("div", { class: "request-view" });
+  const where = (q.service ? q.service + " " : "") + q.target;
+  const answer = q.error ? "error: " + q.error : `${q.status}` + (q.url ? " " + q.url : "");
+  box.append(el("div", { class: "req", text: `${q.method} ${where} → ${answer}` }),
+    el("div", { class: "ms", text: `request ${q.ms} ms` }));
+  if (q.headers && Object.keys(q.headers).length) box.append(el("details", {}, el("summary", { text: "request headers" }), el("pre", { text: headerText(q.headers) })));
+  if (q.body) box.append(el("details", {}, el("summary", { text: "request body" + (q.contentType ? " (" + q.contentType + ")" : "") }), el("pre", { text: pretty(q.body) })));
+  if (q.respHeaders && Object.keys(q.respHeaders).length) box.append(el("details", {}, el("summary", { text: "answer headers" }), el("pre", { text: headerText(q.respHeaders) })));
+  if (q.binary) box.append(el("div", { class: "desc", text: `answer body: not text (${q.mediaType})` }));
+  else if (q.respBody) box.append(el("details", {}, el("summary", { text: `answer body (${q.bytes} bytes${q.cut ? ", cut" : ""})` }), el("pre", { text: pretty(q.respBody) })));
+  return box;
 }
 
 function renderTrace(steps) {
@@ -248,21 +267,18 @@ function renderTrace(steps) {
   ol.replaceChildren();
   if (!steps.length) ol.append(el("li", { text: "No steps ran." }));
   for (const s of steps) {
-    const cls = [s.error ? "err" : "", s.skipped ? "skipped" : "", s.kind === "request" ? "request" : ""].join(" ");
+    const reqs = s.requests || [];
+    const cls = [s.error ? "err" : "", s.skipped ? "skipped" : "", reqs.length ? "request" : ""].join(" ");
     const head = el("div", { class: "head" },
       el("span", { class: "label", text: "step " + s.label }), el("span", { class: "kind", text: s.kind }),
       el("a", { href: "#", class: "pos", text: s.pos, onclick: (ev) => { ev.preventDefault(); const m = /^(.*):(\d+):(\d+)$/.exec(s.pos); if (m) openFile(m[1], +m[2], +m[3], "step " + s.label); } }),
       el("span", { class: "ms", text: s.ms + " ms" }));
     const li = el("li", { class: cls, "data-kind": s.kind }, head);
-    if (s.kind === "request" && (s.url || s.method)) {
-      li.append(el("div", { class: "req", text: `${s.method || ""} ${s.url || ""} → ${s.status || "?"}`.trim() }));
-      if (s.request) li.append(el("details", {}, el("summary", { text: "request" }), el("pre", { text: s.request })));
-      if (s.headers) li.append(el("details", {}, el("summary", { text: "answer headers" }), el("pre", { text: pretty(s.headers) })));
-      if (s.body) li.append(el("details", {}, el("summary", { text: "answer body" }), el("pre", { text: pretty(s.body) })));
-    }
+    for (const q of reqs) li.append(renderRequest(q));
     if (s.error) li.append(el("pre", { class: "json error", text: s.error }));
     else if (s.skipped) li.append(el("div", { class: "desc", text: "skipped (its if: was false)" }));
-    else if (s.output !== undefined) li.append(el("details", { open: s.kind !== "request" }, el("summary", { text: "output" + (s.cut ? " (cut)" : "") }), el("pre", { class: "json", text: pretty(s.output) })));
+    else if (s.omitted) li.append(el("div", { class: "desc", text: "output: " + s.omitted }));
+    else if (s.output !== undefined) li.append(el("details", { open: !reqs.length }, el("summary", { text: "output" }), el("pre", { class: "json", text: pretty(s.output) })));
     ol.append(li);
   }
 }
