@@ -211,6 +211,38 @@ func TestDevPageInBrowser(t *testing.T) {
 	))
 	assert.Contains(t, text(`#viewer-text .ln.hit`), "$nope")
 	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.ID("viewer-close"))))
+
+	// Fix it, run again (the form kept its values) and save the run as a
+	// test case, which harness test then passes.
+	require.NoError(t, os.WriteFile(filepath.Join(doc, "tools", "crowd.yaml"), []byte(devCrowdTool), 0o644))
+	_, err = chromedp.Run(bctx, chromedp.Poll[bool](`document.getElementById("doc-status").textContent === "lint clean"`, chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "the page did not reload to lint clean")
+	_, err = chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("run-status").textContent = ""`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.ID("run"))))
+	_, err = chromedp.Run(bctx, chromedp.Poll[bool](`document.getElementById("run-status").textContent.startsWith("run ")`, chromedp.WithPollingTimeout(20*time.Second)))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.WaitVisible(chromedp.ID("save-button")),
+		chromedp.SetValue(chromedp.ID("save-name"), "tests/busiest.yaml"),
+		chromedp.Click(chromedp.ID("save-button")),
+	))
+	_, err = chromedp.Run(bctx, chromedp.Poll[bool](`document.getElementById("save-status").textContent !== ""`, chromedp.WithPollingTimeout(20*time.Second)))
+	require.NoError(t, err)
+	assert.Contains(t, text(`#save-status`), "saved tests/busiest.yaml")
+	saved, err := os.ReadFile(filepath.Join(doc, "tests", "busiest.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(saved), "order: busiest")
+	test := invocation{home: home, args: []string{"test", "-v", doc}}.run(t)
+	assert.Equal(t, 0, test.code, "harness test: %s %s", test.stdout, test.stderr)
+	assert.Contains(t, test.stdout, "PASS: tests/busiest.yaml")
+	// and the page offers the new case among the document's own
+	_, err = chromedp.Run(bctx, chromedp.Poll[bool](`document.getElementById("files").textContent.includes("tests/busiest.yaml")`, chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.ID("run-tests"))))
+	_, err = chromedp.Run(bctx, chromedp.Poll[bool](`document.getElementById("tests-meta").textContent.includes("passed")`, chromedp.WithPollingTimeout(20*time.Second)))
+	require.NoError(t, err)
+	assert.Equal(t, "1 of 1 passed", text(`#tests-meta`))
 }
 
 // browser starts headless Chromium as the machine's notes say: no sandbox

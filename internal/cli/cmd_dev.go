@@ -12,6 +12,7 @@ import (
 
 	"github.com/pkuinfo/harness/internal/devserver"
 	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/simcampus"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/spf13/cobra"
@@ -97,9 +98,11 @@ func serveDev(ctx context.Context, app *App, path string, f *devFlags) error {
 		return err
 	}
 	mode := "the keystore's sessions (harness login)"
+	var scrub []string
 	switch {
 	case f.campus:
 		mode = "the simulated campus"
+		scrub = []string{simcampus.DemoStudentID, simcampus.DemoStudentName}
 	case f.secrets != "":
 		mode = "live, with the sessions of " + f.secrets
 	}
@@ -127,6 +130,7 @@ func serveDev(ctx context.Context, app *App, path string, f *devFlags) error {
 		Host:  h,
 		Mode:  mode,
 		Trust: registry.Trust(f.trust),
+		Scrub: scrub,
 	})
 	if err != nil {
 		return Exit(ExitFailed, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/pkuinfo/harness/host"
 	"github.com/pkuinfo/harness/interpreter"
+	"github.com/pkuinfo/harness/plugintest"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/steps"
 )
@@ -155,6 +157,9 @@ type runRecord struct {
 	Trace    []traceStep     `json:"trace"`
 	Truncate bool            `json:"truncated,omitempty"`
 	TraceCut bool            `json:"traceCut,omitempty"`
+	Saveable bool            `json:"saveable"`
+
+	recording *plugintest.Recording // the run's exchanges, for "save as test case"
 }
 
 func (r *runRecord) label() string {
@@ -253,18 +258,60 @@ func (s *Server) run(ctx context.Context, tool string, input map[string]any, app
 	call := host.Call{Tool: tool, Input: d.Input, Checked: true, Trust: s.cfg.Trust,
 		Trace: sink, TraceMode: interpreter.TraceJSON}
 	start := time.Now()
-	res, err := sn.doc.Run(ctx, call)
+	if !s.recording() {
+		res, err := sn.doc.Run(ctx, call)
+		rec.Ms = msSince(start)
+		rec.Trace, rec.TraceCut = sink.done()
+		if err != nil {
+			rec.Error = steps.CleanString(err.Error()) // redacted by the host
+		} else {
+			rec.Result = json.RawMessage(res.JSON)
+			rec.Status = res.Status
+			rec.Truncate = res.Truncated
+		}
+		s.keep(rec)
+		return rec, http.StatusOK
+	}
+	// A folder's runs are recorded (as harness record does), so that a
+	// run can be saved as a test case.
+	opts := plugintest.RecordOptions{Trust: string(s.cfg.Trust)}
+	if approve && d.Ask {
+		yes := true
+		opts.Approve = &yes
+	}
+	r, err := plugintest.Record(ctx, sn.doc, call, opts)
 	rec.Ms = msSince(start)
 	rec.Trace, rec.TraceCut = sink.done()
-	if err != nil {
-		rec.Error = steps.CleanString(err.Error()) // redacted by the host
-	} else {
-		rec.Result = json.RawMessage(res.JSON)
-		rec.Status = res.Status
-		rec.Truncate = res.Truncated
+	switch {
+	case err != nil:
+		rec.Error = "the run cannot be recorded: " + steps.CleanString(err.Error())
+	case r.Err != nil:
+		rec.Error = steps.CleanString(r.Err.Error()) // redacted by the host
+	default:
+		rec.Result = json.RawMessage(r.Result)
+		rec.Status = resultStatus(r.Result)
+		rec.recording, rec.Saveable = r, true
 	}
 	s.keep(rec)
 	return rec, http.StatusOK
+}
+
+// recording reports whether runs are recorded: the document is a folder,
+// whose tests/ a case can be saved into.
+func (s *Server) recording() bool {
+	st, err := os.Stat(s.cfg.Path)
+	return err == nil && st.IsDir()
+}
+
+// resultStatus is the status field of a status result ("login_required").
+func resultStatus(b []byte) string {
+	var v struct {
+		Status string `json:"status"`
+	}
+	if len(b) > 0 && b[0] == '{' && json.Unmarshal(b, &v) == nil {
+		return v.Status
+	}
+	return ""
 }
 
 // keep numbers a finished run and keeps it, with the last MaxKeptRuns.

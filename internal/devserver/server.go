@@ -68,6 +68,10 @@ type Config struct {
 	Mode string
 	// Trust is the document's trust for its runs (default community).
 	Trust registry.Trust
+	// Scrub are personal values a saved test case must not hold (the
+	// simulated campus's student id and name): each is replaced by a
+	// placeholder of the same shape.
+	Scrub []string
 	// MaxBody, MaxRuns, RunTimeout and WatchEvery bound the server
 	// (the defaults when 0).
 	MaxBody    int64
@@ -145,6 +149,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/scratch", s.serveScratch)
 	mux.HandleFunc("POST /api/widget", s.serveWidget)
 	mux.HandleFunc("POST /api/tests", s.serveTests)
+	mux.HandleFunc("POST /api/save", s.serveSave)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h := w.Header()
 		h.Set("Cache-Control", "no-store")

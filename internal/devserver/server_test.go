@@ -18,6 +18,7 @@ import (
 	"github.com/pkuinfo/harness/internal/devserver"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/plugintest"
 	"github.com/pkuinfo/harness/proxy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,6 +88,7 @@ steps:
 const widgetJSON = `{"type": "card", "title": "校园卡", "value": "${ .balance } 分", "subtitle": "${ .owner }", "items": "${ [.balance, .owner] }", "item": {"title": "${ . }"}}`
 
 type fixture struct {
+	host *host.Host
 	dir  string
 	srv  *devserver.Server
 	web  *httptest.Server
@@ -142,7 +144,7 @@ func newFixture(t *testing.T, mutate func(*devserver.Config)) *fixture {
 	require.NoError(t, err)
 	web := httptest.NewServer(srv.Handler())
 	t.Cleanup(web.Close)
-	return &fixture{dir: dir, srv: srv, web: web, base: web.URL + "/" + srv.Token() + "/"}
+	return &fixture{host: cfg.Host, dir: dir, srv: srv, web: web, base: web.URL + "/" + srv.Token() + "/"}
 }
 
 func (f *fixture) post(t *testing.T, path, body string) (int, string) {
@@ -520,4 +522,50 @@ func TestRunsTheDocumentsTests(t *testing.T) {
 	assert.Contains(t, body, "balance in fen")
 	_, state := f.get(t, "api/state")
 	assert.Contains(t, state, "balance: balance in fen #1: card GET /api/balance", "a recorded response is offered to the scratch pane")
+}
+
+// A run is saved as a test case that harness test's runner then passes:
+// the case holds the exchanges and the result, never the session of the
+// secrets file (though the service echoed it); an existing file is not
+// replaced; a refused run, a bad name and an unknown run are not saved.
+func TestSaveRunAsTestCase(t *testing.T) {
+	f := newFixture(t, nil)
+	code, body := f.post(t, "api/run", `{"tool":"balance","input":{"unit":"yuan"}}`)
+	require.Equal(t, http.StatusOK, code, body)
+	var rec struct {
+		ID       string `json:"id"`
+		Saveable bool   `json:"saveable"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &rec))
+	require.True(t, rec.Saveable, body)
+	code, body = f.post(t, "api/save", `{"run":"`+rec.ID+`","file":"tests/balance-yuan.yaml"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"file":"tests/balance-yuan.yaml"`)
+	text, err := os.ReadFile(filepath.Join(f.dir, "tests", "balance-yuan.yaml"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(text), secretCookie)
+	assert.NotContains(t, string(text), secretCookie[:16])
+	assert.Contains(t, string(text), "/api/balance")
+	rep, err := plugintest.RunDir(context.Background(), f.dir, plugintest.Options{Host: f.host})
+	require.NoError(t, err)
+	assert.True(t, rep.OK(), "%+v", rep)
+	require.Len(t, rep.Cases, 1)
+	_, state := f.get(t, "api/state")
+	assert.Contains(t, state, `"tests/balance-yuan.yaml"`, "the page reloaded with the new file")
+
+	code, body = f.post(t, "api/save", `{"run":"`+rec.ID+`","file":"tests/balance-yuan.yaml"}`)
+	assert.Equal(t, http.StatusConflict, code, body)
+	assert.Contains(t, body, "exists")
+	for _, file := range []string{"balance.yaml", "tests/../x.yaml", "tests/sub/x.yaml", "tests/x.json", "/tmp/x.yaml"} {
+		code, body = f.post(t, "api/save", `{"run":"`+rec.ID+`","file":"`+file+`"}`)
+		assert.Equal(t, http.StatusBadRequest, code, "%s: %s", file, body)
+	}
+	code, _ = f.post(t, "api/save", `{"run":"999","file":"tests/x.yaml"}`)
+	assert.Equal(t, http.StatusNotFound, code)
+	code, body = f.post(t, "api/run", `{"tool":"balance","input":{"unit":"euro"}}`)
+	require.Equal(t, http.StatusOK, code)
+	require.NoError(t, json.Unmarshal([]byte(body), &rec))
+	assert.False(t, rec.Saveable)
+	code, body = f.post(t, "api/save", `{"run":"`+rec.ID+`","file":"tests/bad.yaml"}`)
+	assert.Equal(t, http.StatusConflict, code, body)
 }

@@ -125,6 +125,7 @@ type stateView struct {
 	Responses []responseView `json:"responses"`
 	Runs      []runView      `json:"runs"`
 	Files     []string       `json:"files"`
+	CanSave   bool           `json:"canSave"`
 }
 
 // maxResponseView bounds one recorded response offered to the scratch pane.
@@ -133,7 +134,7 @@ const maxResponseView = 256 << 10
 func (s *Server) serveState(w http.ResponseWriter, req *http.Request) {
 	sn := s.current()
 	v := stateView{Path: s.cfg.Path, Mode: s.cfg.Mode, Trust: string(s.cfg.Trust), Loaded: sn.at.Format(time.TimeOnly),
-		ReadError: sn.readErr, Review: sn.review,
+		ReadError: sn.readErr, Review: sn.review, CanSave: s.recording(),
 		Problems: []problemView{}, Tools: []toolView{}, Widgets: []widgetView{}, Responses: []responseView{}, Runs: []runView{}, Files: []string{}}
 	v.Valid = sn.readErr == "" && sn.plugin != nil && !sn.diags.HasErrors()
 	for _, d := range sn.diags.Items {

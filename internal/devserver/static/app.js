@@ -148,7 +148,7 @@ function renderForm(t) {
     const id = `in-${t.name}-${name}`;
     const req = required.has(name);
     let input;
-    const val = name in saved ? saved[name] : s.default;
+    const val = s.default; // a value typed before a reload is put back below, as typed
     if (Array.isArray(s.enum)) {
       input = el("select", { id, "data-prop": name, "data-type": type, required: req });
       if (!req) input.append(el("option", { value: "", text: "(not set)" }));
@@ -170,6 +170,7 @@ function renderForm(t) {
         minlength: s.minLength, maxlength: s.maxLength, pattern: s.pattern, placeholder: s.format || "" });
       if (val !== undefined) input.value = String(val);
     }
+    if (name in saved) input.value = saved[name];
     const label = el("label", { for: id }, name, req ? el("span", { class: "req", text: "*", title: "required" }) : null,
       el("span", { class: "type", text: type }));
     const help = s.description || s.title ? el("div", { class: "help", text: [s.title, s.description].filter(Boolean).join(": ") }) : null;
@@ -177,9 +178,11 @@ function renderForm(t) {
   }
 }
 
+// saveValues keeps what was typed, field by field: a reload that shows
+// the tool without a field (a file caught half written) forgets nothing.
 function saveValues() {
   if (!state.tool) return;
-  const out = {};
+  const out = state.values[state.tool] || {};
   for (const input of $("fields").querySelectorAll("[data-prop]")) out[input.dataset.prop] = input.value;
   state.values[state.tool] = out;
 }
