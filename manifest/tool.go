@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/limits"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
 )
@@ -28,9 +29,19 @@ var toolDecl = &yamlx.Decl{Name: "a tool", Title: "A PKU harness tool (tools/NAM
 		Doc: "Calling it again with the same input has no further effect (MCP idempotentHint); reads always are."},
 	{Name: "input", Type: yamlx.Later{Of: jsonSchemaType{Input: true}}, Doc: "A JSON Schema (draft 2020-12) of the input object (default: no input)."},
 	{Name: "output", Type: yamlx.Later{Of: jsonSchemaType{}}, Doc: "An optional JSON Schema of the result."},
-	{Name: "limits", Type: yamlx.Later{Of: jsonObject{}}, Doc: "Per-tool limits, each at most the host's (Limits of a call)."},
+	{Name: "limits", Type: yamlx.Later{Of: yamlx.Object{Decl: limits.Decl}}, Doc: "Per-tool limits, each at most the host's (Limits of a call)."},
 	{Name: "steps", Type: yamlx.Later{Of: stepsRef{}}, Required: true, Doc: "The steps, run in order."},
 }}
+
+// ToolSchema is the JSON Schema of a tool file, generated from the
+// declarations (docs/schema/tool.schema.json). g must already define what
+// the tool refers to but manifest does not declare: "steps" (and what it
+// refers to), from the steps package, which calls this.
+func ToolSchema(g *yamlx.Gen) map[string]any {
+	root := g.Object(toolDecl)
+	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/tool.schema.json", toolDecl.Title,
+		"Reference: docs/plugin-format.md. Generated from the declarations of the tool file, the steps and the limits: go test ./steps -run TestToolSchemaUpToDate -update.", root, g)
+}
 
 // MaxSteps bounds a tool's top-level steps.
 const MaxSteps = 200

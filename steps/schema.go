@@ -7,6 +7,7 @@ import (
 
 	"github.com/pkuinfo/harness/internal/limits"
 	"github.com/pkuinfo/harness/internal/yamlx"
+	"github.com/pkuinfo/harness/manifest"
 )
 
 // JSONSchema returns the JSON Schema definitions of a step, generated from
@@ -21,12 +22,26 @@ import (
 // to date. It knows no kind: each describes itself.
 func JSONSchema(r *Registry) (map[string]any, error) {
 	g := yamlx.NewGen()
+	stepDefs(g, r)
+	return g.Defs, nil
+}
+
+// ToolSchema is the whole JSON Schema of a tool file
+// (docs/schema/tool.schema.json): the tool's keys declared by manifest, the
+// steps by the kinds in r, the limits by internal/limits.
+func ToolSchema(r *Registry) map[string]any {
+	g := yamlx.NewGen()
+	stepDefs(g, r)
+	return manifest.ToolSchema(g)
+}
+
+func stepDefs(g *yamlx.Gen, r *Registry) {
 	decl := r.stepDecl()
 	for _, f := range decl.Fields[:2] { // the modifiers
 		g.Define(f.Name, func() map[string]any { return g.Field(f) })
 	}
 	StepsType.Schema(g)
-	g.Define("limits", func() map[string]any { return g.Object(limits.Decl) })
+	g.Object(limits.Decl) // "limits", a definition
 	kinds := r.Kinds()
 	var oneOf []any
 	for _, k := range kinds {
@@ -47,7 +62,6 @@ func JSONSchema(r *Registry) (map[string]any, error) {
 		"description": "One step: exactly one kind key (" + strings.Join(kinds, ", ") + "), plus the modifiers as and if.",
 		"oneOf":       oneOf,
 	}
-	return g.Defs, nil
 }
 
 func reserved() []any {

@@ -101,7 +101,7 @@ func (l Limit) Text(v int64) string {
 // each a positive count or a duration. The host's value, the ceiling, is
 // known only when compiling: the caller checks it.
 var Decl = func() *yamlx.Decl {
-	d := &yamlx.Decl{Name: "limits", Doc: "Lower the host's limits for this tool (never raise them)."}
+	d := &yamlx.Decl{Name: "limits", Def: "limits", Doc: "Lower the host's limits for this tool (never raise them)."}
 	for _, l := range Table {
 		if !l.Tool {
 			continue

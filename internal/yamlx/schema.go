@@ -76,11 +76,9 @@ func (g *Gen) object(d *Decl) map[string]any {
 // Field is one field's schema: its type's, with the doc line as the
 // description and the default.
 func (g *Gen) Field(f Field) map[string]any {
+	// A type's schema is a fresh map (a reference too: draft 2020-12 reads
+	// $ref beside other keywords), so the field's words go in it.
 	out := f.Type.Schema(g)
-	if _, isRef := out["$ref"]; isRef && (f.Doc != "" || f.Default != nil) {
-		// Keep the shared definition unchanged: describe beside it.
-		out = map[string]any{"allOf": []any{out}}
-	}
 	if f.Doc != "" {
 		out["description"] = f.Doc
 	}
