@@ -227,10 +227,8 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	if c.Wrap != nil {
 		road = c.Wrap(call)
 	}
-	opts := []interpreter.RunOption{
-		interpreter.WithTransport(road),
-		interpreter.WithRedact(call.Redact),
-	}
+	opts := make([]interpreter.RunOption, 0, 8) // room for every option below
+	opts = append(opts, interpreter.WithTransport(road), interpreter.WithRedact(call.Redact))
 	if c.Checked {
 		opts = append(opts, interpreter.WithCheckedInput())
 	}

@@ -43,7 +43,10 @@ func redactValue(v any, redact func(string) string) any {
 	case nil, bool:
 		return v
 	case string:
-		return redact(x)
+		if r := redact(x); r != x {
+			return r
+		}
+		return v
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

@@ -85,13 +85,13 @@ type Call struct {
 // NewCall starts a tool call of a plugin with the document's declared
 // access. A web origin that is a campus host is never granted.
 func (p *Proxy) NewCall(pluginID string, access manifest.Access) *Call {
+	// The web origins and the jar are made when first written: most
+	// calls have neither.
 	c := &Call{
 		p:      p,
 		plugin: pluginID,
-		campus: map[string]*grant{},
-		web:    map[string]bool{},
+		campus: make(map[string]*grant, len(access.Campus)),
 		sem:    make(chan struct{}, p.lim.CallConcurrency),
-		jar:    map[string]map[string]string{},
 	}
 	for _, ca := range access.Campus {
 		g := c.campus[ca.Service]
@@ -125,6 +125,9 @@ func (p *Proxy) NewCall(pluginID string, access manifest.Access) *Call {
 		}
 		if p.isCampusHost(host, port) {
 			continue
+		}
+		if c.web == nil {
+			c.web = map[string]bool{}
 		}
 		c.web[makeOrigin(o.Scheme, host, port).str] = true
 	}

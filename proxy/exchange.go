@@ -256,6 +256,9 @@ func (c *Call) absorbCookies(t *target, req *http.Request, resp *http.Response) 
 		c.jarMu.Lock()
 		m := c.jar[org]
 		if m == nil {
+			if c.jar == nil {
+				c.jar = map[string]map[string]string{}
+			}
 			m = map[string]string{}
 			c.jar[org] = m
 		}

@@ -352,9 +352,29 @@ func (s *requestStep) do(ctx context.Context, f *Frame, v any) (any, error) {
 func headerMap(h http.Header) map[string]any {
 	out := make(map[string]any, len(h))
 	for k, v := range h {
-		out[strings.ToLower(k)] = strings.Join(v, ", ")
+		out[lowerHeaderName(k)] = strings.Join(v, ", ")
 	}
 	return out
+}
+
+// commonHeaders are the lower-case names of the response headers most
+// answers have, by canonical name: no new string for each answer.
+var commonHeaders = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"Content-Type", "Content-Length", "Date", "Server", "Cache-Control", "Expires",
+		"Last-Modified", "Etag", "Vary", "Connection", "Keep-Alive", "Pragma", "Location", "Content-Language",
+		"Accept-Ranges", "Age", "X-Content-Type-Options", "X-Frame-Options", "X-Xss-Protection",
+		"Strict-Transport-Security", "Access-Control-Allow-Origin", "Referrer-Policy", "Content-Disposition"} {
+		m[k] = strings.ToLower(k)
+	}
+	return m
+}()
+
+func lowerHeaderName(k string) string {
+	if l, ok := commonHeaders[k]; ok {
+		return l
+	}
+	return strings.ToLower(k)
 }
 
 // parseBody is JSON when the media type says so or the body is a JSON object

@@ -153,7 +153,13 @@ func (t *Template) Render(ctx context.Context, f *Frame, v any) (string, error) 
 		s, _ := t.Literal()
 		return s, nil
 	}
+	// One buffer for the literal parts and a short value for each ${ }.
+	n := 0
+	for _, p := range t.parts {
+		n += len(p.lit) + 24
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, p := range t.parts {
 		if p.q == nil {
 			b.WriteString(p.lit)

@@ -344,8 +344,11 @@ func Clean(v any) any {
 func clean(v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		c := CleanString(x)
-		return c, c != x
+		// v itself when clean: a new interface of the same string would
+		// be an allocation.
+		if c := CleanString(x); c != x {
+			return c, true
+		}
 	case []any:
 		var out []any
 		for i, e := range x {
