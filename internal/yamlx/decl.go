@@ -37,6 +37,10 @@ type Decl struct {
 	Rest Type
 	// Def, when set, makes the schema a shared definition "#/$defs/DEF".
 	Def string
+	// Schema holds more JSON Schema keywords of the mapping, for rules
+	// between keys that the owner checks in code ("not": {"required":
+	// ["json", "body"]}).
+	Schema map[string]any
 }
 
 // Field is one key of a declared mapping.
@@ -46,6 +50,9 @@ type Field struct {
 	Doc      string // one line: the reference and the schema's description
 	Default  any    // the value when the key is absent (nil: none); shown in docs and the schema
 	Required bool
+	// Need, for a required key, says what it is in the message when it is
+	// missing: `case "a" needs "expect": output, jq, error, ...`.
+	Need string
 	// Deprecated lists old spellings still read, each with a warning that
 	// names Name.
 	Deprecated []string
@@ -230,7 +237,11 @@ func (c *Ctx) Object(n *yaml.Node, decl *Decl) (*Obj, bool) {
 			continue
 		}
 		if f.Required {
-			c.Errorf(n, "%s needs %q", decl.Name, f.Name)
+			if f.Need != "" {
+				c.Errorf(n, "%s needs %q: %s", decl.Name, f.Name, f.Need)
+			} else {
+				c.Errorf(n, "%s needs %q", decl.Name, f.Name)
+			}
 			ok = false
 			continue
 		}

@@ -64,6 +64,9 @@ func (g *Gen) object(d *Decl) map[string]any {
 	if len(required) > 0 {
 		out["required"] = required
 	}
+	for k, v := range d.Schema {
+		out[k] = v
+	}
 	if d.Title != "" {
 		out["title"] = d.Title
 	}

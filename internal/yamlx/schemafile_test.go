@@ -107,3 +107,16 @@ func TestCtxLaterKeepsGoodParts(t *testing.T) {
 	assert.Nil(t, v)
 	assert.Nil(t, n)
 }
+
+func TestFieldNeedAndDeclSchema(t *testing.T) {
+	d := &Decl{Name: "a response", Schema: map[string]any{"not": map[string]any{"required": []any{"json", "body"}}}, Fields: []Field{
+		{Name: "status", Type: Int{}, Required: true, Need: "an HTTP status"},
+		{Name: "json", Type: Any{}},
+		{Name: "body", Type: String{}},
+	}}
+	_, ok, l := decode(t, "json: 1\n", d)
+	require.False(t, ok)
+	assert.Equal(t, `f.yaml:1:1: a response needs "status": an HTTP status`, l.Error())
+	s := NewGen().Object(d)
+	assert.Equal(t, map[string]any{"required": []any{"json", "body"}}, s["not"])
+}
