@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"cmp"
 	"maps"
 	"net/http"
 	"net/url"
@@ -111,19 +112,107 @@ type Assertion struct {
 	HasEquals bool
 }
 
-var (
-	fileKeys     = []string{"trust", "secrets", "cases"}
-	caseKeys     = []string{"name", "tool", "input", "actor", "trust", "tainted", "approve", "prefs", "kv", "secrets", "now", "exchanges", "expect"}
-	exchangeKeys = []string{"request", "response", "repeat"}
-	requestKeys  = []string{"service", "origin", "method", "path", "query", "form", "json", "session"}
-	responseKeys = []string{"status", "headers", "json", "body", "charset"}
-	expectKeys   = []string{"output", "jq", "error", "status", "refused", "kv"}
-	secretKeys   = []string{"cookies", "headers"}
-	refusals     = []string{"unknown_tool", "unavailable", "disabled", "user_only", "scheduler_not_read", "mode_off",
-		"scheduler_ask", "always_ask", "mode_ask", "tainted", "bad_input", "declined", "no_approver", "any"}
-)
+// fileDecl declares a test file, and caseDecl, exchangeDecl, requestDecl,
+// responseDecl, expectDecl and assertionDecl its parts: the decoder, the
+// JSON Schema (docs/schema/test.schema.json) and the reference tables read
+// them. What no type can say (a declared tool, service or origin, which
+// keys go together) is checked on the decoded values, and the schema says
+// it too where it can (Decl.Schema).
+var fileDecl = &yamlx.Decl{Name: "a test file", Title: "A PKU harness test file (tests/NAME.yaml or a fenced yaml test NAME block)",
+	Doc: "Reference: docs/plugin-format.md, Tests. Run with harness test PATH.", Fields: []yamlx.Field{
+		{Name: "trust", Type: trustEnum, Default: "community", Doc: "The default trust of the cases."},
+		{Name: "secrets", Type: secretsType{}, Doc: "Session values per campus service, for every case (fake values)."},
+		{Name: "cases", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: caseDecl}, Min: 1, Max: MaxCases}}, Required: true,
+			Need: "a list of test cases", Doc: "The test cases."},
+	}}
+
+var trustEnum = yamlx.Enum{Values: []string{"official", "community"}}
+
+var caseDecl = &yamlx.Decl{Name: "a test case", Def: "case", Fields: []yamlx.Field{
+	{Name: "name", Type: yamlx.String{}, Doc: "Shown in reports; unique within the file (default: case N)."},
+	{Name: "tool", Type: yamlx.String{}, Required: true, Need: "the name of the tool it calls", Doc: "The name of the tool the case calls."},
+	{Name: "input", Type: jsonMap{}, Doc: "The input object (default {}), validated against the tool's schema."},
+	{Name: "actor", Type: yamlx.Enum{Values: []string{"user", "agent", "scheduler"}}, Default: "user", Doc: "Who calls the tool."},
+	{Name: "trust", Type: trustEnum, Doc: "Default: the file's trust, else community."},
+	{Name: "tainted", Type: yamlx.Bool{}, Default: false, Doc: "The agent's turn has read untrusted data."},
+	{Name: "approve", Type: yamlx.Bool{}, Doc: "Where the rules ask: true the user says yes, false no; absent, nobody can be asked."},
+	{Name: "prefs", Type: jsonMap{}, Doc: "Preference values (default: the document's defaults)."},
+	{Name: "kv", Type: jsonMap{}, Doc: "The plugin's store before the call."},
+	{Name: "secrets", Type: secretsType{}, Doc: "Replace the file's secrets for the services they name."},
+	{Name: "now", Type: nowType{}, Doc: "jq's now during the case, fixed (RFC 3339). Default: HARNESS_NOW, else the real time."},
+	{Name: "exchanges", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: exchangeDecl}, Max: MaxExchanges}},
+		Doc: "The recorded requests and responses the tool's requests meet."},
+	{Name: "expect", Type: yamlx.Later{Of: yamlx.Object{Decl: expectDecl}}, Required: true,
+		Need: "output, jq, error, status, refused or kv", Doc: "What must come out."},
+}}
+
+var exchangeDecl = &yamlx.Decl{Name: "an exchange", Doc: "A recorded request and the response that answers it.", Fields: []yamlx.Field{
+	{Name: "request", Type: yamlx.Later{Of: yamlx.Object{Decl: requestDecl}}, Required: true, Need: "{service or origin, method, path, query}",
+		Doc: "What the tool's request must be."},
+	{Name: "response", Type: yamlx.Later{Of: yamlx.Object{Decl: responseDecl}}, Required: true, Need: "{status, headers, json or body}",
+		Doc: "What answers it."},
+	{Name: "repeat", Type: yamlx.Bool{}, Default: false, Doc: "May answer more than once."},
+}}
+
+var params = yamlx.MapOf{Of: yamlx.Scalar{}}
+
+var requestDecl = &yamlx.Decl{Name: "request", Schema: map[string]any{"not": map[string]any{"required": []any{"service", "origin"}}},
+	Fields: []yamlx.Field{
+		{Name: "service", Type: yamlx.String{}, Doc: "A campus service of access.campus; may be left out when the document declares one campus service."},
+		{Name: "origin", Type: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#]+/?$"}},
+			Doc: "A web origin of access.web (scheme://host[:port]); may be left out when the document declares one web origin and no campus service."},
+		{Name: "method", Type: yamlx.Enum{Values: []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}, Fold: true}, Default: "GET",
+			Doc: "The HTTP method."},
+		{Name: "path", Type: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^/[^?#]*$"}}, Required: true, Need: "the query goes in query",
+			Doc: "Exact; the query goes in query."},
+		{Name: "query", Type: params, Doc: "The exact set of parameters (besides those the catalogue adds)."},
+		{Name: "form", Type: params, Doc: "The form body must be exactly this."},
+		{Name: "json", Type: yamlx.Any{}, Doc: "The JSON body must equal this."},
+		{Name: "session", Type: yamlx.Bool{}, Doc: "true: the request carries the case's session; false: no session value at all (campus requests only)."},
+	}}
+
+var responseDecl = &yamlx.Decl{Name: "response", Schema: map[string]any{"not": map[string]any{"required": []any{"json", "body"}}},
+	Fields: []yamlx.Field{
+		{Name: "status", Type: yamlx.Int{Min: 100, Max: 599, Hint: "an HTTP status"}, Default: int64(200), Doc: "The HTTP status."},
+		{Name: "headers", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Response headers."},
+		{Name: "json", Type: yamlx.Any{}, Doc: "The body as JSON (Content-Type application/json)."},
+		{Name: "body", Type: yamlx.String{}, Doc: "The body as text (text/html when it starts with <, else text/plain)."},
+		{Name: "charset", Type: yamlx.String{}, Doc: "Send the text encoded in this charset (e.g. gbk)."},
+	}}
+
+var refusals = []string{"unknown_tool", "unavailable", "disabled", "user_only", "scheduler_not_read", "mode_off",
+	"scheduler_ask", "always_ask", "mode_ask", "tainted", "bad_input", "declined", "no_approver", "any"}
 
 var statusRE = regexp.MustCompile(`^[a-z][a-z_]*$`)
+
+var expectDecl = &yamlx.Decl{Name: "expect", Doc: "Exactly one kind of outcome: a result (output, jq, status), an error or a refusal; kv may go with any.",
+	Schema: map[string]any{"minProperties": 1, "dependentSchemas": map[string]any{
+		"error":   map[string]any{"not": map[string]any{"anyOf": []any{req("output"), req("jq"), req("status"), req("refused")}}},
+		"refused": map[string]any{"not": map[string]any{"anyOf": []any{req("output"), req("jq"), req("status")}}},
+	}},
+	Fields: []yamlx.Field{
+		{Name: "output", Type: yamlx.Any{}, Doc: "The exact JSON result."},
+		{Name: "jq", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Either{Scalar: yamlx.String{}, Mapping: yamlx.Object{Decl: assertionDecl}}, Min: 1}},
+			Doc: "Assertions: a jq condition that must give true, or {expr, equals}."},
+		{Name: "error", Type: schemaPlus{yamlx.String{}, map[string]any{"minLength": 1}}, Doc: "A part of the failure message."},
+		{Name: "status", Type: yamlx.String{Pattern: statusRE, Hint: "[a-z][a-z_]* (e.g. login_required)"}, Doc: "The result is a status object with this status."},
+		{Name: "refused", Type: refusalType{}, Doc: "The permission rule's reason."},
+		{Name: "kv", Type: schemaPlus{jsonMap{}, map[string]any{"minProperties": 1}}, Doc: "The plugin's store after the call (null: the key is absent)."},
+	}}
+
+var assertionDecl = &yamlx.Decl{Name: "a jq assertion", Fields: []yamlx.Field{
+	{Name: "expr", Type: yamlx.String{}, Required: true, Doc: "A jq program run on the result."},
+	{Name: "equals", Type: yamlx.Any{}, Doc: "The value expr must give."},
+}}
+
+func req(k string) map[string]any { return map[string]any{"required": []any{k}} }
+
+// TestSchema is the JSON Schema of a test file, generated from the
+// declarations (docs/schema/test.schema.json).
+func TestSchema() map[string]any {
+	g := yamlx.NewGen()
+	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/test.schema.json", fileDecl.Title, fileDecl.Doc, g.Object(fileDecl), g)
+}
 
 // Parse reads the document's test files. Every problem is in the list, at
 // its file position.
@@ -155,6 +244,18 @@ func Parse(p *manifest.Plugin) (*Suite, diag.List) {
 	return s, l
 }
 
+// parser holds what a test file's checks read: the document and the
+// decoding.
+type parser struct {
+	p *manifest.Plugin
+	c *yamlx.Ctx
+}
+
+func (ps *parser) errorf(n *yaml.Node, format string, args ...any) bool {
+	ps.c.Errorf(n, format, args...)
+	return false
+}
+
 func parseFile(p *manifest.Plugin, b *manifest.Block, l *diag.List) *File {
 	d := b.Doc
 	if d == nil || !d.Safe() {
@@ -163,172 +264,78 @@ func parseFile(p *manifest.Plugin, b *manifest.Block, l *diag.List) *File {
 		}
 		return nil
 	}
+	ps := &parser{p: p, c: yamlx.NewCtx(d, l, nil)}
+	o, _ := ps.c.Object(d.Root, fileDecl)
+	cn := o.NodeOf("cases")
+	if cn == nil {
+		return nil
+	}
+	if cn.Kind != yaml.SequenceNode || len(cn.Content) == 0 {
+		ps.errorf(cn, "cases must be a non-empty list of test cases")
+		return nil
+	}
 	f := &File{Name: b.Name, Pos: d.NodePos(d.Root)}
-	m, ok := d.Mapping(d.Root, "a test file", fileKeys, l)
-	if !ok {
-		return nil
-	}
-	trust := "community"
-	if x, ok := m.Get("trust"); ok {
-		trust = parseTrust(d, x.Value, l)
-	}
-	var secrets proxy.Secrets
-	if x, ok := m.Get("secrets"); ok {
-		secrets = parseSecrets(d, x.Value, l)
-	}
-	x, ok := m.Get("cases")
-	if !ok {
-		l.Errorf(f.Pos, "a test file needs cases: a list of test cases")
-		return nil
-	}
-	if x.Value.Kind != yaml.SequenceNode || len(x.Value.Content) == 0 {
-		l.Errorf(d.NodePos(x.Value), "cases must be a non-empty list of test cases")
-		return nil
-	}
-	for i, cn := range x.Value.Content {
-		c := parseCase(p, d, cn, i, l)
-		if c == nil {
-			continue
+	secrets, _ := o.Value("secrets").(proxy.Secrets)
+	for i, n := range cn.Content {
+		if c := ps.parseCase(o, n, i); c != nil {
+			c.File = f.Name
+			c.Trust = cmp.Or(c.Trust, o.String("trust"))
+			c.Secrets = mergeSecrets(secrets, c.Secrets)
+			f.Cases = append(f.Cases, c)
 		}
-		c.File = f.Name
-		if c.Trust == "" {
-			c.Trust = trust
-		}
-		c.Secrets = mergeSecrets(secrets, c.Secrets)
-		f.Cases = append(f.Cases, c)
 	}
 	return f
 }
 
-func parseTrust(d *yamlx.Doc, n *yaml.Node, l *diag.List) string {
-	s, ok := d.String(n, "trust", l)
-	if ok && s != "official" && s != "community" {
-		l.Errorf(d.NodePos(n), "trust %q must be official or community", s)
+// parseCase decodes one case; nil when anything in it is wrong (a case
+// that is half right never runs).
+func (ps *parser) parseCase(file *yamlx.Obj, n *yaml.Node, i int) *Case {
+	c := &Case{Pos: ps.c.Doc.NodePos(n), Name: "case " + strconv.Itoa(i+1)}
+	if v := mappingValue(n, "name"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
+		c.Name = v.Value
 	}
-	return s
-}
-
-func parseCase(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, i int, l *diag.List) *Case {
-	m, ok := d.Mapping(n, "a test case", caseKeys, l)
-	if !ok {
+	decl := *caseDecl
+	decl.Name = "case " + strconv.Quote(c.Name)
+	o, _ := ps.c.Object(n, &decl)
+	if o == nil {
 		return nil
 	}
-	c := &Case{Pos: d.NodePos(n), Actor: "user", Name: "case " + strconv.Itoa(i+1), Input: map[string]any{}}
-	good := true
-	str := func(key string) (string, *yaml.Node) {
-		x, ok := m.Get(key)
-		if !ok {
-			return "", nil
-		}
-		s, ok := d.String(x.Value, key, l)
-		good = good && ok
-		return s, x.Value
+	good := fieldsOK(o)
+	c.Tool, c.Actor, c.Trust, c.Tainted = o.String("tool"), o.String("actor"), o.String("trust"), o.Bool("tainted")
+	c.Input, c.Prefs, c.KV = asMap(o.Value("input")), asMap(o.Value("prefs")), asMap(o.Value("kv"))
+	if c.Input == nil {
+		c.Input = map[string]any{}
 	}
-	boolean := func(key string) bool {
-		x, ok := m.Get(key)
-		if !ok {
-			return false
-		}
-		v, ok := d.Bool(x.Value, key, l)
-		good = good && ok
-		return v
+	c.Secrets, _ = o.Value("secrets").(proxy.Secrets)
+	c.Now, _ = o.Value("now").(*time.Time)
+	if v, set := o.Get("approve"); set {
+		b := v.Value.(bool)
+		c.Approve = &b
 	}
-	if s, _ := str("name"); s != "" {
-		c.Name = s
-	}
-	tool, tn := str("tool")
-	switch {
-	case tn == nil:
-		l.Errorf(c.Pos, "case %q needs tool: the name of the tool it calls", c.Name)
-		good = false
-	case p.Tool(tool) == nil && p.Broken[tool]:
+	if v, set := o.Get("tool"); set && ps.p.Tool(c.Tool) == nil && ps.p.Broken[c.Tool] {
 		good = false // the tool's own error is reported
-	case p.Tool(tool) == nil:
-		names := make([]string, 0, len(p.Tools))
-		for _, t := range p.Tools {
+	} else if set && ps.p.Tool(c.Tool) == nil {
+		names := make([]string, 0, len(ps.p.Tools))
+		for _, t := range ps.p.Tools {
 			names = append(names, t.Name)
 		}
-		msg := "case " + strconv.Quote(c.Name) + " calls tool " + strconv.Quote(tool) + ", which the document does not define"
-		if s := yamlx.Suggest(tool, names); s != "" {
+		msg := "case " + strconv.Quote(c.Name) + " calls tool " + strconv.Quote(c.Tool) + ", which the document does not define"
+		if s := yamlx.Suggest(c.Tool, names); s != "" {
 			msg += " (did you mean " + strconv.Quote(s) + "?)"
 		}
-		l.Errorf(d.NodePos(tn), "%s", msg)
+		good = ps.errorf(v.Node, "%s", msg)
+	}
+	if list, nodes, _ := ps.c.Later(o, "exchanges"); list != nil {
+		for j, x := range list.([]any) {
+			e, ok := ps.parseExchange(x, nodes.Content[j])
+			good = good && ok
+			c.Exchanges = append(c.Exchanges, e)
+		}
+	} else if nodes != nil {
 		good = false
 	}
-	c.Tool = tool
-	if x, ok := m.Get("input"); ok {
-		c.Input = object(d, x.Value, "input", l)
-		good = good && c.Input != nil
-	}
-	if x, ok := m.Get("prefs"); ok {
-		c.Prefs = object(d, x.Value, "prefs", l)
-		good = good && c.Prefs != nil
-	}
-	if x, ok := m.Get("kv"); ok {
-		c.KV = object(d, x.Value, "kv", l)
-		good = good && c.KV != nil
-	}
-	if s, sn := str("actor"); sn != nil {
-		if s != "user" && s != "agent" && s != "scheduler" {
-			l.Errorf(d.NodePos(sn), "actor %q must be user, agent or scheduler", s)
-			good = false
-		}
-		c.Actor = s
-	}
-	if x, ok := m.Get("trust"); ok {
-		c.Trust = parseTrust(d, x.Value, l)
-	}
-	c.Tainted = boolean("tainted")
-	if _, ok := m.Get("approve"); ok {
-		v := boolean("approve")
-		c.Approve = &v
-	}
-	if x, ok := m.Get("secrets"); ok {
-		c.Secrets = parseSecrets(d, x.Value, l)
-	}
-	if x, ok := m.Get("now"); ok {
-		// Unquoted, YAML reads an RFC 3339 time as a timestamp: its text
-		// is taken as written.
-		sn := x.Value
-		s := sn.Value
-		if sn.Kind != yaml.ScalarNode || (sn.Tag != "!!timestamp" && sn.Tag != "!!str") {
-			s = yamlx.Describe(sn)
-		}
-		at, err := time.Parse(time.RFC3339, s)
-		switch {
-		case err != nil:
-			l.Errorf(d.NodePos(sn), "now %q is not an RFC 3339 time such as 2026-04-27T12:00:00+08:00", s)
-			good = false
-		case at.UTC().Year() < 1 || at.UTC().Year() > 9999:
-			l.Errorf(d.NodePos(sn), "now %q is outside the years 0001 to 9999", s)
-			good = false
-		default:
-			c.Now = &at
-		}
-	}
-	if x, ok := m.Get("exchanges"); ok {
-		if x.Value.Kind != yaml.SequenceNode {
-			l.Errorf(d.NodePos(x.Value), "exchanges must be a list of {request, response}, not %s", yamlx.Describe(x.Value))
-			good = false
-		} else if len(x.Value.Content) > MaxExchanges {
-			l.Errorf(d.NodePos(x.Value), "more than %d exchanges in one case", MaxExchanges)
-			good = false
-		} else {
-			for _, en := range x.Value.Content {
-				e := parseExchange(p, d, en, l)
-				if e == nil {
-					good = false
-					continue
-				}
-				c.Exchanges = append(c.Exchanges, e)
-			}
-		}
-	}
-	if x, ok := m.Get("expect"); !ok {
-		l.Errorf(c.Pos, "case %q needs expect: output, jq, error, status, refused or kv", c.Name)
-		good = false
-	} else if !parseExpect(d, x.Value, &c.Expect, l) {
-		good = false
+	if v, en, ok := ps.c.Later(o, "expect"); en != nil {
+		good = ps.parseExpect(v, en, &c.Expect) && ok && good
 	}
 	if !good {
 		return nil
@@ -336,58 +343,147 @@ func parseCase(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, i int, l *diag.Li
 	return c
 }
 
+// fieldsOK reports whether every key of o that was written decoded and
+// every required key is there (an unknown key, reported, spoils nothing
+// else).
+func fieldsOK(o *yamlx.Obj) bool {
+	for _, f := range o.Decl.Fields {
+		if o.NodeOf(f.Name) != nil && !o.Has(f.Name) || f.Required && o.NodeOf(f.Name) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// mappingValue is the value of key k in mapping n, or nil.
+func mappingValue(n *yaml.Node, k string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+// jsonMap is a mapping read as JSON data, integers beyond int64 kept exact.
+type jsonMap struct{}
+
+func (jsonMap) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	if n.Kind != yaml.MappingNode {
+		c.Errorf(n, "%s must be a mapping, not %s", what, yamlx.Describe(n))
+		return nil, false
+	}
+	v, ok := exactValue(c, n)
+	return v, ok
+}
+func (jsonMap) Schema(*yamlx.Gen) map[string]any { return map[string]any{"type": "object"} }
+func (jsonMap) Name() string                     { return "mapping" }
+
 // exactValue is a node's value with integers beyond int64 kept exact.
-func exactValue(d *yamlx.Doc, n *yaml.Node, l *diag.List) (any, bool) {
-	v, ok := d.Value(n, l)
+func exactValue(c *yamlx.Ctx, n *yaml.Node) (any, bool) {
+	v, ok := c.Doc.Value(n, c.L)
 	if !ok {
 		return nil, false
 	}
 	return exactNumbers(n, v), true
 }
 
-func object(d *yamlx.Doc, n *yaml.Node, what string, l *diag.List) map[string]any {
-	if n.Kind != yaml.MappingNode {
-		l.Errorf(d.NodePos(n), "%s must be a mapping, not %s", what, yamlx.Describe(n))
-		return nil
-	}
-	v, ok := d.Value(n, l)
-	if !ok {
-		return nil
-	}
-	return v.(map[string]any)
-}
+// secretsType is a test file's secrets: the secrets file's shape, each
+// value long enough to be redacted.
+type secretsType struct{}
 
-func parseSecrets(d *yamlx.Doc, n *yaml.Node, l *diag.List) proxy.Secrets {
-	m, ok := d.Mapping(n, "secrets", nil, l)
-	if !ok {
-		return nil
-	}
-	out := proxy.Secrets{}
-	for _, f := range m.Fields {
-		sm, ok := d.Mapping(f.Value, "secrets of "+strconv.Quote(f.Key), secretKeys, l)
-		if !ok {
-			continue
-		}
-		ss := &proxy.ServiceSecrets{Cookies: map[string]string{}, Headers: map[string]string{}}
-		if x, ok := sm.Get("cookies"); ok {
-			ss.Cookies, _ = d.StringMap(x.Value, "cookies", l)
-		}
-		if x, ok := sm.Get("headers"); ok {
-			h, _ := d.StringMap(x.Value, "headers", l)
-			ss.Headers = map[string]string{}
-			for k, v := range h {
-				ss.Headers[http.CanonicalHeaderKey(k)] = v
-			}
+func (secretsType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	s, ok := proxy.DecodeSecrets(c, n, what)
+	for _, k := range sortedKeys(s) {
+		ss := s[k]
+		ss.Headers = canonicalHeaders(ss.Headers)
+		if ss.Cookies == nil {
+			ss.Cookies = map[string]string{}
 		}
 		for _, vals := range []map[string]string{ss.Cookies, ss.Headers} {
-			for k, v := range vals {
+			for name, v := range vals {
 				if len(v) < 4 || strings.TrimSpace(v) != v {
-					l.Errorf(d.NodePos(f.Value), "the value of %s of service %q must have at least 4 characters and no surrounding spaces (short values cannot be redacted)", k, f.Key)
+					ok = false
+					c.Errorf(mappingValue(n, k), "the value of %s of service %q must have at least 4 characters and no surrounding spaces (short values cannot be redacted)", name, k)
 				}
 			}
 		}
-		out[f.Key] = ss
 	}
+	return s, ok
+}
+func (secretsType) Schema(g *yamlx.Gen) map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": g.Object(proxy.SecretsDecl)}
+}
+func (secretsType) Name() string { return "secrets" }
+
+func canonicalHeaders(h map[string]string) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[http.CanonicalHeaderKey(k)] = v
+	}
+	return out
+}
+
+// nowType is an RFC 3339 time (unquoted, YAML reads it as a timestamp: its
+// text is taken as written).
+type nowType struct{}
+
+func (nowType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	s := n.Value
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!timestamp" && n.Tag != "!!str") {
+		s = yamlx.Describe(n)
+	}
+	at, err := time.Parse(time.RFC3339, s)
+	switch {
+	case err != nil:
+		c.Errorf(n, "%s %q is not an RFC 3339 time such as 2026-04-27T12:00:00+08:00", what, s)
+	case at.UTC().Year() < 1 || at.UTC().Year() > 9999:
+		c.Errorf(n, "%s %q is outside the years 0001 to 9999", what, s)
+	default:
+		return &at, true
+	}
+	return nil, false
+}
+func (nowType) Schema(*yamlx.Gen) map[string]any {
+	return map[string]any{"type": "string", "format": "date-time"}
+}
+func (nowType) Name() string { return "RFC 3339 time" }
+
+// refusalType is a refusal reason, with a "did you mean".
+type refusalType struct{}
+
+func (refusalType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	s, ok := c.Doc.String(n, what, c.L)
+	if !ok || slices.Contains(refusals, s) {
+		return s, ok
+	}
+	msg := "refused " + strconv.Quote(s) + " is not a refusal reason (" + strings.Join(refusals, ", ") + ")"
+	if sg := yamlx.Suggest(s, refusals); sg != "" {
+		msg = "refused " + strconv.Quote(s) + " is not a refusal reason (did you mean " + strconv.Quote(sg) + "?)"
+	}
+	c.Errorf(n, "%s", msg)
+	return nil, false
+}
+func (refusalType) Schema(*yamlx.Gen) map[string]any {
+	return yamlx.Enum{Values: refusals}.Schema(nil)
+}
+func (refusalType) Name() string { return "refusal reason" }
+
+// schemaPlus is a type whose JSON Schema says more than its decoding checks
+// (a pattern the parser checks with its own words).
+type schemaPlus struct {
+	yamlx.Type
+	Extra map[string]any
+}
+
+func (t schemaPlus) Schema(g *yamlx.Gen) map[string]any {
+	out := t.Type.Schema(g)
+	maps.Copy(out, t.Extra)
 	return out
 }
 
@@ -401,215 +497,118 @@ func mergeSecrets(base, over proxy.Secrets) proxy.Secrets {
 	return out
 }
 
-func parseExchange(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, l *diag.List) *Exchange {
-	m, ok := d.Mapping(n, "an exchange", exchangeKeys, l)
-	if !ok {
-		return nil
+func (ps *parser) parseExchange(x any, n *yaml.Node) (*Exchange, bool) {
+	e := &Exchange{Pos: ps.c.Doc.NodePos(n), Resp: Response{Header: http.Header{}}}
+	o, _ := x.(*yamlx.Obj)
+	if o == nil || !o.Has("request") || !o.Has("response") {
+		return e, false
 	}
-	e := &Exchange{Pos: d.NodePos(n), Method: "GET", Resp: Response{Status: 200, Header: http.Header{}}}
-	if x, ok := m.Get("repeat"); ok {
-		e.Repeat, _ = d.Bool(x.Value, "repeat", l)
+	e.Repeat = o.Bool("repeat")
+	rq, rn, ok := ps.c.Later(o, "request")
+	if ro, _ := rq.(*yamlx.Obj); ro == nil || !ps.parseRequest(ro, rn, e) || !ok {
+		return e, false
 	}
-	rq, ok := m.Get("request")
-	if !ok {
-		l.Errorf(e.Pos, "an exchange needs request: {service, method, path, query}")
-		return nil
-	}
-	if !parseRequest(p, d, rq.Value, e, l) {
-		return nil
-	}
-	rs, ok := m.Get("response")
-	if !ok {
-		l.Errorf(e.Pos, "an exchange needs response: {status, headers, json or body}")
-		return nil
-	}
-	if !parseResponse(d, rs.Value, &e.Resp, l) {
-		return nil
-	}
-	return e
+	rs, sn, ok := ps.c.Later(o, "response")
+	ro, _ := rs.(*yamlx.Obj)
+	return e, ro != nil && ps.parseResponse(ro, sn, &e.Resp) && ok
 }
 
-func parseRequest(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, e *Exchange, l *diag.List) bool {
-	m, ok := d.Mapping(n, "request", requestKeys, l)
-	if !ok {
-		return false
-	}
+func (ps *parser) parseRequest(o *yamlx.Obj, n *yaml.Node, e *Exchange) bool {
+	p := ps.p
+	e.Method, e.Path = o.String("method"), o.String("path")
 	good := true
-	sx, hasService := m.Get("service")
-	ox, hasOrigin := m.Get("origin")
-	switch {
-	case hasService && hasOrigin:
-		l.Errorf(d.NodePos(n), "a request has service (a campus service) or origin (a web origin), not both")
-		good = false
+	switch sv, hasService := o.Get("service"); {
+	case hasService && o.Has("origin"):
+		good = ps.errorf(n, "a request has service (a campus service) or origin (a web origin), not both")
 	case hasService:
-		e.Service, good = d.String(sx.Value, "service", l)
-		if good {
-			if _, declared := p.Access.Service(e.Service); !declared {
-				l.Errorf(d.NodePos(sx.Value), "service %q is not in the document's access.campus", e.Service)
-				good = false
-			}
+		e.Service = sv.Value.(string)
+		if _, declared := p.Access.Service(e.Service); !declared {
+			good = ps.errorf(sv.Node, "service %q is not in the document's access.campus", e.Service)
 		}
-	case hasOrigin:
-		good = parseOrigin(p, d, ox.Value, e, l)
+	case o.Has("origin"):
+		good = ps.parseOrigin(o.NodeOf("origin"), e)
 	case len(p.Access.Campus) == 1:
 		e.Service = p.Access.Campus[0].Service
 	case len(p.Access.Campus) == 0 && len(p.Access.Web) == 1:
 		e.Origin = p.Access.Web[0].String()
 	default:
-		l.Errorf(d.NodePos(n), "request needs service or origin: the document declares %s and %s",
+		good = ps.errorf(n, "request needs service or origin: the document declares %s and %s",
 			plural(len(p.Access.Campus), "campus service"), plural(len(p.Access.Web), "web origin"))
-		good = false
 	}
-	if x, ok := m.Get("method"); ok {
-		s, ok := d.String(x.Value, "method", l)
-		e.Method = strings.ToUpper(s)
-		switch e.Method {
-		case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE":
-		default:
-			if ok {
-				l.Errorf(d.NodePos(x.Value), "method %q must be GET, HEAD, POST, PUT, PATCH or DELETE", s)
-			}
-			good = false
-		}
+	if v, set := o.Get("path"); set && (!strings.HasPrefix(e.Path, "/") || strings.ContainsAny(e.Path, "?#")) {
+		good = ps.errorf(v.Node, "path %q must start with / and hold no ? or # (the query goes in query)", e.Path)
 	}
-	if x, ok := m.Get("path"); !ok {
-		l.Errorf(d.NodePos(n), "request needs path (the query goes in query)")
-		good = false
-	} else if s, ok := d.String(x.Value, "path", l); ok {
-		if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, "?#") {
-			l.Errorf(d.NodePos(x.Value), "path %q must start with / and hold no ? or # (the query goes in query)", s)
-			good = false
-		}
-		e.Path = s
-	} else {
-		good = false
+	e.Query, e.Form = values(o, "query"), values(o, "form")
+	if v, set := o.Get("json"); set {
+		e.JSON, e.HasJSON = normalize(exactNumbers(v.Node, v.Value)), true
 	}
-	values := func(key string) url.Values {
-		x, ok := m.Get(key)
-		if !ok {
-			return nil
-		}
-		mm, ok := d.Mapping(x.Value, key, nil, l)
-		if !ok {
-			good = false
-			return nil
-		}
-		out := url.Values{}
-		for _, f := range mm.Fields {
-			v, ok := scalarText(d, f.Value, key+" value "+strconv.Quote(f.Key), l)
-			good = good && ok
-			out.Add(f.Key, v)
-		}
-		return out
-	}
-	e.Query = values("query")
-	e.Form = values("form")
-	if x, ok := m.Get("json"); ok {
-		v, ok := exactValue(d, x.Value, l)
-		good = good && ok
-		e.JSON, e.HasJSON = normalize(v), true
-	}
-	if x, ok := m.Get("session"); ok {
-		v, ok := d.Bool(x.Value, "session", l)
-		good = good && ok
-		e.Session = &v
-		if ok && v && e.Origin != "" {
-			l.Errorf(d.NodePos(x.Value), "a web request carries no session: session: true goes with a campus service")
-			good = false
+	if v, set := o.Get("session"); set {
+		b := v.Value.(bool)
+		e.Session = &b
+		if b && e.Origin != "" {
+			good = ps.errorf(v.Node, "a web request carries no session: session: true goes with a campus service")
 		}
 	}
 	return good
 }
 
+// values is a query or form mapping as url.Values (nil: absent).
+func values(o *yamlx.Obj, key string) url.Values {
+	entries, ok := o.Value(key).([]yamlx.Entry)
+	if !ok {
+		return nil
+	}
+	out := url.Values{}
+	for _, e := range entries {
+		out.Add(e.Key, e.Value.(string))
+	}
+	return out
+}
+
 // parseOrigin reads a request's web origin: one the document declares in
 // access.web, compared normalised (https://News.Example.edu.cn:443 is
 // https://news.example.edu.cn).
-func parseOrigin(p *manifest.Plugin, d *yamlx.Doc, n *yaml.Node, e *Exchange, l *diag.List) bool {
-	s, ok := d.String(n, "origin", l)
-	if !ok {
-		return false
-	}
-	o, err := manifest.ParseOrigin(s)
+func (ps *parser) parseOrigin(n *yaml.Node, e *Exchange) bool {
+	o, err := manifest.ParseOrigin(n.Value)
 	if err != nil {
-		l.Errorf(d.NodePos(n), "origin %q: %v", s, err)
-		return false
+		return ps.errorf(n, "origin %q: %v", n.Value, err)
 	}
 	var declared []string
-	for _, w := range p.Access.Web {
+	for _, w := range ps.p.Access.Web {
 		if w.Scheme == o.Scheme && w.Host == o.Host && w.Port == o.Port {
 			e.Origin = w.String()
 			return true
 		}
 		declared = append(declared, w.String())
 	}
-	msg := "origin " + strconv.Quote(s) + " is not in the document's access.web"
+	msg := "origin " + strconv.Quote(n.Value) + " is not in the document's access.web"
 	if sg := yamlx.Suggest(o.String(), declared); sg != "" {
 		msg += " (did you mean " + strconv.Quote(sg) + "?)"
 	}
-	l.Errorf(d.NodePos(n), "%s", msg)
-	return false
+	return ps.errorf(n, "%s", msg)
 }
 
-// scalarText reads a string, number or boolean scalar as its text (query
-// values are text on the wire).
-func scalarText(d *yamlx.Doc, n *yaml.Node, what string, l *diag.List) (string, bool) {
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		l.Errorf(d.NodePos(n), "%s must be a string, number or boolean, not %s", what, yamlx.Describe(n))
-		return "", false
+func (ps *parser) parseResponse(o *yamlx.Obj, n *yaml.Node, r *Response) bool {
+	r.Status = int(o.Int("status"))
+	for k, v := range o.StringMap("headers") {
+		r.Header.Set(k, v)
 	}
-	return n.Value, true
-}
-
-func parseResponse(d *yamlx.Doc, n *yaml.Node, r *Response, l *diag.List) bool {
-	m, ok := d.Mapping(n, "response", responseKeys, l)
-	if !ok {
-		return false
-	}
-	good := true
-	if x, ok := m.Get("status"); ok {
-		v, ok := d.Int(x.Value, "status", l)
-		if ok && (v < 100 || v > 599) {
-			l.Errorf(d.NodePos(x.Value), "status %d is not an HTTP status", v)
-			ok = false
-		}
-		good = good && ok
-		r.Status = int(v)
-	}
-	if x, ok := m.Get("headers"); ok {
-		h, ok := d.StringMap(x.Value, "headers", l)
-		good = good && ok
-		for k, v := range h {
-			r.Header.Set(k, v)
-		}
-	}
-	_, hasJSON := m.Get("json")
-	_, hasBody := m.Get("body")
-	if hasJSON && hasBody {
-		l.Errorf(d.NodePos(n), "a response has json or body, not both")
-		return false
-	}
+	jv, hasJSON := o.Get("json")
+	bv, hasBody := o.Get("body")
 	switch {
+	case hasJSON && hasBody:
+		return ps.errorf(n, "a response has json or body, not both")
 	case hasJSON:
-		x, _ := m.Get("json")
-		v, ok := exactValue(d, x.Value, l)
-		if !ok {
-			return false
-		}
-		b, err := marshal(v)
+		b, err := marshal(exactNumbers(jv.Node, jv.Value))
 		if err != nil {
-			l.Errorf(d.NodePos(x.Value), "json: %v", err)
-			return false
+			return ps.errorf(jv.Node, "json: %v", err)
 		}
 		r.Body = b
 		if r.Header.Get("Content-Type") == "" {
 			r.Header.Set("Content-Type", "application/json;charset=UTF-8")
 		}
 	case hasBody:
-		x, _ := m.Get("body")
-		s, ok := d.String(x.Value, "body", l)
-		if !ok {
-			return false
-		}
+		s := bv.Value.(string)
 		r.Body = []byte(s)
 		if r.Header.Get("Content-Type") == "" {
 			if strings.HasPrefix(strings.TrimSpace(s), "<") {
@@ -620,18 +619,13 @@ func parseResponse(d *yamlx.Doc, n *yaml.Node, r *Response, l *diag.List) bool {
 		}
 	}
 	if len(r.Body) > MaxBodyBytes {
-		l.Errorf(d.NodePos(n), "the response body is more than %d bytes", MaxBodyBytes)
-		return false
+		return ps.errorf(n, "the response body is more than %d bytes", MaxBodyBytes)
 	}
-	if x, ok := m.Get("charset"); ok {
-		cs, ok := d.String(x.Value, "charset", l)
-		if !ok {
-			return false
-		}
+	if v, set := o.Get("charset"); set {
+		cs := v.Value.(string)
 		enc, err := encodeCharset(r.Body, cs)
 		if err != nil {
-			l.Errorf(d.NodePos(x.Value), "charset %q: %v", cs, err)
-			return false
+			return ps.errorf(v.Node, "charset %q: %v", cs, err)
 		}
 		r.Body = enc
 		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.Contains(strings.ToLower(ct), "charset="+strings.ToLower(cs)) {
@@ -639,79 +633,52 @@ func parseResponse(d *yamlx.Doc, n *yaml.Node, r *Response, l *diag.List) bool {
 			r.Header.Set("Content-Type", base+"; charset="+cs)
 		}
 	}
-	return good
+	return true
 }
 
-func parseExpect(d *yamlx.Doc, n *yaml.Node, e *Expect, l *diag.List) bool {
-	m, ok := d.Mapping(n, "expect", expectKeys, l)
-	if !ok {
-		return false
-	}
-	if len(m.Fields) == 0 {
-		l.Errorf(d.NodePos(n), "expect needs output, jq, error, status, refused or kv")
+func (ps *parser) parseExpect(v any, n *yaml.Node, e *Expect) bool {
+	o, _ := v.(*yamlx.Obj)
+	if o == nil {
 		return false
 	}
 	good := true
-	if x, ok := m.Get("output"); ok {
-		v, ok := exactValue(d, x.Value, l)
-		good = good && ok
-		e.Output, e.HasOutput = normalize(v), true
+	if len(n.Content) == 0 {
+		return ps.errorf(n, "expect needs output, jq, error, status, refused or kv")
 	}
-	if x, ok := m.Get("status"); ok {
-		s, ok := d.String(x.Value, "status", l)
-		if ok && !statusRE.MatchString(s) {
-			l.Errorf(d.NodePos(x.Value), "status %q must match [a-z][a-z_]* (e.g. login_required)", s)
-			ok = false
-		}
-		good = good && ok
-		e.Status = s
+	if x, set := o.Get("output"); set {
+		e.Output, e.HasOutput = normalize(exactNumbers(x.Node, x.Value)), true
 	}
-	if x, ok := m.Get("error"); ok {
-		s, ok := d.String(x.Value, "error", l)
-		good = good && ok
-		e.Error = s
-		if ok && s == "" {
-			l.Errorf(d.NodePos(x.Value), "error must be a part of the expected message, not empty")
+	e.Status, e.Error, e.Refused = o.String("status"), o.String("error"), o.String("refused")
+	if x := o.NodeOf("error"); x != nil && x.Kind == yaml.ScalarNode && x.Value == "" && x.Tag == "!!str" {
+		good = ps.errorf(x, "error must be a part of the expected message, not empty")
+	} else if x != nil && !o.Has("error") {
+		good = false
+	}
+	for _, k := range []string{"output", "status", "refused"} {
+		if o.NodeOf(k) != nil && !o.Has(k) {
 			good = false
 		}
 	}
-	if x, ok := m.Get("refused"); ok {
-		s, ok := d.String(x.Value, "refused", l)
-		if ok && !contains(refusals, s) {
-			msg := "refused " + strconv.Quote(s) + " is not a refusal reason (" + strings.Join(refusals, ", ") + ")"
-			if sg := yamlx.Suggest(s, refusals); sg != "" {
-				msg = "refused " + strconv.Quote(s) + " is not a refusal reason (did you mean " + strconv.Quote(sg) + "?)"
-			}
-			l.Errorf(d.NodePos(x.Value), "%s", msg)
-			ok = false
+	if x, set := o.Get("kv"); set {
+		e.KV = x.Value.(map[string]any)
+		if len(e.KV) == 0 {
+			good = ps.errorf(x.Node, "expect.kv lists no key: it would assert nothing")
 		}
-		good = good && ok
-		e.Refused = s
-	}
-	if x, ok := m.Get("kv"); ok {
-		if e.KV = object(d, x.Value, "expect.kv", l); e.KV == nil {
-			good = false
-		} else {
-			if len(e.KV) == 0 {
-				l.Errorf(d.NodePos(x.Value), "expect.kv lists no key: it would assert nothing")
-				good = false
-			}
-			exactNumbers(x.Value, e.KV)
-			for k, v := range e.KV {
-				e.KV[k] = normalize(v)
-			}
+		for k, v := range e.KV {
+			e.KV[k] = normalize(v)
 		}
+	} else if o.NodeOf("kv") != nil {
+		good = false
 	}
-	if x, ok := m.Get("jq"); ok {
-		if x.Value.Kind != yaml.SequenceNode {
-			l.Errorf(d.NodePos(x.Value), "jq must be a list of assertions: a jq condition, or {expr: PROGRAM, equals: VALUE}")
-			good = false
-		} else if len(x.Value.Content) == 0 {
-			l.Errorf(d.NodePos(x.Value), "jq lists no assertion: it would assert nothing")
-			good = false
-		} else {
-			for _, an := range x.Value.Content {
-				a, ok := parseAssertion(d, an, l)
+	if jn := o.NodeOf("jq"); jn != nil {
+		switch {
+		case jn.Kind != yaml.SequenceNode:
+			good = ps.errorf(jn, "jq must be a list of assertions: a jq condition, or {expr: PROGRAM, equals: VALUE}")
+		case len(jn.Content) == 0:
+			good = ps.errorf(jn, "jq lists no assertion: it would assert nothing")
+		default:
+			for _, an := range jn.Content {
+				a, ok := ps.parseAssertion(an)
 				good = good && ok
 				if ok {
 					e.JQ = append(e.JQ, a)
@@ -720,61 +687,41 @@ func parseExpect(d *yamlx.Doc, n *yaml.Node, e *Expect, l *diag.List) bool {
 		}
 	}
 	outcomes := 0
-	for _, b := range []bool{e.HasOutput || e.Status != "" || len(e.JQ) > 0, e.Error != "", e.Refused != ""} {
+	written := func(k string) bool { return o.NodeOf(k) != nil }
+	for _, b := range []bool{written("output") || written("status") || written("jq"), written("error"), written("refused")} {
 		if b {
 			outcomes++
 		}
 	}
 	if outcomes > 1 {
-		l.Errorf(d.NodePos(n), "expect holds a result (output, jq, status), an error or a refusal: only one of them")
-		good = false
+		good = ps.errorf(n, "expect holds a result (output, jq, status), an error or a refusal: only one of them")
 	}
 	return good
 }
 
-func parseAssertion(d *yamlx.Doc, n *yaml.Node, l *diag.List) (Assertion, bool) {
-	a := Assertion{Pos: d.NodePos(n)}
+func (ps *parser) parseAssertion(n *yaml.Node) (Assertion, bool) {
+	a := Assertion{Pos: ps.c.Doc.NodePos(n)}
 	src := n
 	if n.Kind == yaml.MappingNode {
-		m, ok := d.Mapping(n, "a jq assertion", []string{"expr", "equals"}, l)
+		o, ok := ps.c.Object(n, assertionDecl)
 		if !ok {
 			return a, false
 		}
-		x, ok := m.Get("expr")
-		if !ok {
-			l.Errorf(a.Pos, "a jq assertion needs expr")
-			return a, false
-		}
-		src = x.Value
-		if y, ok := m.Get("equals"); ok {
-			v, ok := exactValue(d, y.Value, l)
-			if !ok {
-				return a, false
-			}
-			a.Equals, a.HasEquals = normalize(v), true
+		src = o.NodeOf("expr")
+		if v, set := o.Get("equals"); set {
+			a.Equals, a.HasEquals = normalize(exactNumbers(v.Node, v.Value)), true
 		}
 	}
-	s, ok := d.String(src, "a jq assertion", l)
+	s, ok := ps.c.Doc.String(src, "a jq assertion", ps.c.L)
 	if !ok {
 		return a, false
 	}
 	a.Src = s
 	lim := steps.DefaultLimits()
-	code := steps.CompileStandalone(s, &lim, d.NodePos(src), l)
-	if code == nil {
+	if a.Code = steps.CompileStandalone(s, &lim, ps.c.Doc.NodePos(src), ps.c.L); a.Code == nil {
 		return a, false
 	}
-	a.Code = code
 	return a, true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // sortedKeys lists a map's keys sorted.

@@ -1,7 +1,6 @@
 package plugintest_test
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +11,6 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/stretchr/testify/require"
 )
-
-var updateFormat = flag.Bool("update", false, "rewrite the want sections of testdata/format/*.txtar")
 
 // TestFormatGolden parses each testdata/format/*.txtar document (every file
 // but "want") and its tests, and compares the tests' diagnostics with the
@@ -44,7 +41,7 @@ func TestFormatGolden(t *testing.T) {
 				b.WriteByte('\n')
 			}
 			got := b.String()
-			if *updateFormat {
+			if *plugintest.UpdateGolden {
 				if wantIdx < 0 {
 					ar.Files = append(ar.Files, txtar.File{Name: "want"})
 					wantIdx = len(ar.Files) - 1

@@ -304,10 +304,10 @@ func TestParseErrors(t *testing.T) {
 		got = append(got, d.String())
 	}
 	assert.Equal(t, []string{
-		`tests/cases.yaml:4:5: unknown key "exchanes" in a test case (did you mean "exchanges"?)`,
+		`tests/cases.yaml:4:5: unknown key "exchanes" in case "a" (did you mean "exchanges"?)`,
 		`tests/cases.yaml:6:5: case "a" is defined twice in cases (also at tests/cases.yaml:2:5)`,
 		`tests/cases.yaml:10:11: case "b" calls tool "balance", which the document does not define`,
-		`tests/cases.yaml:12:5: case "c" needs expect: output, jq, error, status, refused or kv`,
+		`tests/cases.yaml:12:5: case "c" needs "expect": output, jq, error, status, refused or kv`,
 		`tests/cases.yaml:16:13: expect holds a result (output, jq, status), an error or a refusal: only one of them`,
 		`tests/cases.yaml:16:23: refused "usr_only" is not a refusal reason (did you mean "user_only"?)`,
 		`tests/cases.yaml:20:25: path "/q?x=1" must start with / and hold no ? or # (the query goes in query)`,

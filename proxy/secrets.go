@@ -76,7 +76,8 @@ func (secretValue) Schema(*yamlx.Gen) map[string]any {
 }
 
 // DecodeSecrets reads a mapping from service name to SecretsDecl's
-// session, as written (names and values are checked by the caller).
+// session, as written (names and values are checked by the caller); a
+// service whose entry is partly bad holds its good part.
 func DecodeSecrets(c *yamlx.Ctx, n *yaml.Node, what string) (Secrets, bool) {
 	top, ok := c.Doc.Mapping(n, what, nil, c.L)
 	if !ok {
@@ -88,7 +89,7 @@ func DecodeSecrets(c *yamlx.Ctx, n *yaml.Node, what string) (Secrets, bool) {
 		decl.Name = "secrets of " + strconv.Quote(f.Key)
 		o, good := c.Object(f.Value, &decl)
 		ok = ok && good
-		if good {
+		if o != nil {
 			out[f.Key] = &ServiceSecrets{Cookies: o.StringMap("cookies"), Headers: o.StringMap("headers")}
 		}
 	}

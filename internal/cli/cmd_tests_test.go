@@ -205,7 +205,7 @@ func TestLintReportsTestFileProblems(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, bytes.Replace(b, []byte("    expect:\n      error: is after"), []byte("    expct:\n      error: is after"), 1), 0o644))
 	code, _, errs := harness(t, nil, "lint", dir)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errs, `tests/transactions.yaml:64:5: unknown key "expct" in a test case (did you mean "expect"?)`)
+	assert.Contains(t, errs, `tests/transactions.yaml:64:5: unknown key "expct" in case "dates in the wrong order fail before any request" (did you mean "expect"?)`)
 }
 
 // TestTestCommandClock: HARNESS_NOW is jq's now in a case without its own
