@@ -17,8 +17,14 @@ var (
 	serviceRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 )
 
-// KnownRequires are the capabilities a host may grant; others are warned about.
-var KnownRequires = []string{"campus-session", "network", "background", "notifications", "location", "calendar", "camera", "storage"}
+// KnownRequires are the capabilities a host may grant, the plugin
+// reference's Capability list; others are warned about.
+var KnownRequires = []string{"network", "campus-network", "campus-session", "notifications", "background",
+	"shell", "filesystem", "cloud", "phone-control", "ongoing"}
+
+// OlderRequires are capabilities earlier releases of this engine knew that
+// the reference does not have: still accepted, with a warning.
+var OlderRequires = []string{"location", "calendar", "camera", "storage"}
 
 // KnownAbilities are the host abilities a document may declare.
 var KnownAbilities = []string{"kv", "notifications", "calendar", "location", "clipboard", "share", "open-url"}
@@ -112,7 +118,10 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List)
 			l.Errorf(pos, "requires lists %q twice", r)
 		}
 		seen[r] = true
-		if !contains(KnownRequires, r) {
+		if contains(OlderRequires, r) {
+			l.Warnf(pos, "requires %q is not a capability of the plugin reference (%s); a host that follows the reference lacks it and hides the document",
+				r, strings.Join(KnownRequires, ", "))
+		} else if !contains(KnownRequires, r) {
 			msg := fmt.Sprintf("requires %q is not a capability this engine knows", r)
 			if s := yamlx.Suggest(r, KnownRequires); s != "" {
 				l.Errorf(pos, "%s (did you mean %q?)", msg, s)

@@ -88,7 +88,7 @@ func TestWordsCoverCatalogues(t *testing.T) {
 	for _, name := range builtinServices.Names() {
 		require.Contains(t, services, name, "no words for campus service %s", name)
 	}
-	for _, c := range manifest.KnownRequires {
+	for _, c := range append(manifest.KnownRequires, manifest.OlderRequires...) {
 		require.Contains(t, capabilities, c)
 	}
 	for _, a := range manifest.KnownAbilities {

@@ -50,10 +50,16 @@ func ServiceWords(name string) Words {
 }
 
 var capabilities = map[string]Words{
-	"campus-session": {"使用你的校园登录会话", "uses your campus login session"},
 	"network":        {"访问互联网上的公共网站", "reaches public websites"},
-	"background":     {"在后台运行", "runs in the background"},
+	"campus-network": {"访问只能在校园网内访问的网站", "reaches hosts only the PKU network can reach"},
+	"campus-session": {"使用你的校园登录会话", "uses your campus login session"},
 	"notifications":  {"向你发送通知", "sends you notifications"},
+	"background":     {"在后台运行", "runs in the background"},
+	"shell":          {"运行命令（手机上从不提供）", "runs commands (never available on phones)"},
+	"filesystem":     {"读写文件", "reads and writes files"},
+	"cloud":          {"使用 PKU harness Cloud", "uses a PKU harness Cloud provider"},
+	"phone-control":  {"操作手机上的其他 App", "operates other apps on the phone"},
+	"ongoing":        {"显示常驻通知", "shows an ongoing notification"},
 	"location":       {"读取你的位置", "reads your location"},
 	"calendar":       {"读写你的日历", "reads and writes your calendar"},
 	"camera":         {"使用相机", "uses the camera"},
