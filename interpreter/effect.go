@@ -121,3 +121,8 @@ func Effects(p *manifest.Plugin, cat proxy.Catalogue) map[string]ToolEffect {
 	prog, _ := Compile(p)
 	return prog.Effects(cat)
 }
+
+// Uses lists every use of declared access a tool's steps make (campus
+// services, web origins, abilities), in step order, as far as its steps
+// were read (also for a tool whose steps did not compile).
+func (p *Program) Uses(tool string) []steps.Use { return p.all[tool] }

@@ -21,6 +21,7 @@ type Program struct {
 	prefs  map[string]any         // defaults
 	unsafe map[string][]steps.Use // every tool's requests that can send an unsafe method (effect.go)
 	kinds  map[string][]steps.KindUse
+	all    map[string][]steps.Use // every use of access, per tool (Uses)
 }
 
 type tool struct {
@@ -41,7 +42,7 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		o(&cfg)
 	}
 	var l diag.List
-	prog := &Program{Plugin: p, tools: map[string]*tool{}, prefs: map[string]any{}, unsafe: map[string][]steps.Use{}, kinds: map[string][]steps.KindUse{}}
+	prog := &Program{Plugin: p, tools: map[string]*tool{}, prefs: map[string]any{}, unsafe: map[string][]steps.Use{}, kinds: map[string][]steps.KindUse{}, all: map[string][]steps.Use{}}
 	for _, pr := range p.Preferences {
 		prog.prefs[pr.Name] = steps.FromGo(pr.Default)
 	}
@@ -59,6 +60,7 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		c.CheckUses()
 		prog.unsafe[t.Name] = unsafeUses(c.Uses)
 		prog.kinds[t.Name] = c.Kinds
+		prog.all[t.Name] = c.Uses
 		l.Merge(tl)
 		if tl.HasErrors() {
 			continue

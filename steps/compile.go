@@ -245,7 +245,11 @@ func (c *Compiler) CheckUses() {
 		case u.Service != "":
 			ca, ok := acc.Service(u.Service)
 			if !ok {
-				c.L.Errorf(u.Pos, "request to campus service %q, which access.campus does not declare", u.Service)
+				declared := make([]string, 0, len(acc.Campus))
+				for _, d := range acc.Campus {
+					declared = append(declared, d.Service)
+				}
+				c.L.Errorf(u.Pos, "request to campus service %q, which access.campus does not declare%s", u.Service, serviceHint(u.Service, declared))
 				break
 			}
 			if len(ca.Paths) > 0 && u.Path != "" {

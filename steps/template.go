@@ -54,6 +54,7 @@ func (c *Compiler) TemplateString(n *yaml.Node, s, what string, esc Escape) *Tem
 	var lit strings.Builder
 	inQuery := false
 	good := true
+	litStart := 0 // where the literal run in lit starts in s
 	for i := 0; i < len(s); {
 		if strings.HasPrefix(s[i:], "$${") {
 			lit.WriteString("${")
@@ -74,6 +75,9 @@ func (c *Compiler) TemplateString(n *yaml.Node, s, what string, esc Escape) *Tem
 			return nil
 		}
 		if lit.Len() > 0 {
+			if s == n.Value {
+				c.warnBareVars(n, s[litStart:i], litStart, what)
+			}
 			t.parts = append(t.parts, tpart{lit: lit.String()})
 			lit.Reset()
 		}
@@ -84,8 +88,12 @@ func (c *Compiler) TemplateString(n *yaml.Node, s, what string, esc Escape) *Tem
 		}
 		t.parts = append(t.parts, tpart{q: q, query: inQuery})
 		i = end + 1
+		litStart = i
 	}
 	if lit.Len() > 0 {
+		if s == n.Value {
+			c.warnBareVars(n, s[litStart:], litStart, what)
+		}
 		t.parts = append(t.parts, tpart{lit: lit.String()})
 	}
 	if !good {

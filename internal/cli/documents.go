@@ -84,9 +84,19 @@ func checkFiles(files manifest.Files) (*manifest.Plugin, diag.List) {
 	for _, check := range documentChecks {
 		l.Merge(check(p))
 	}
+	if !l.HasErrors() {
+		for _, check := range validChecks {
+			l.Merge(check(p))
+		}
+	}
 	l.Sort()
 	return p, l
 }
+
+// validChecks are warnings only a valid document can be given (what its
+// steps never use, what its recorded cases never match): a document with
+// errors is not read whole, so they would be guesses.
+var validChecks []func(*manifest.Plugin) diag.List
 
 // documentChecks are the checks beyond the manifest (step kinds, access):
 // each stage adds its own.
