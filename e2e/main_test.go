@@ -58,6 +58,7 @@ type invocation struct {
 	env       []string
 	limit     time.Duration
 	args      []string
+	stdin     string // what the run reads on stdin (empty: nothing)
 }
 
 func (in invocation) run(t *testing.T) result {
@@ -74,7 +75,7 @@ func (in invocation) run(t *testing.T) result {
 	cmd.Env = append(cmd.Env, in.env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Stdin = strings.NewReader("")
+	cmd.Stdin = strings.NewReader(in.stdin)
 	err := cmd.Run()
 	if in.limit > 0 && ctx.Err() != nil {
 		t.Fatalf("harness %v did not end (killed after %v); stderr: %.2000s", in.args, in.limit, errb.String())

@@ -279,14 +279,44 @@ func sortedKeys(m Secrets) []string {
 // (keystore.json.lock beside it) that reads the file again, so no process
 // loses another's update.
 type FileKeystore struct {
-	path string
-	mu   sync.RWMutex
-	m    Secrets
+	path  string
+	mu    sync.RWMutex
+	m     Secrets
+	login *LoginInfo
 }
 
 type keystoreFile struct {
-	Version  int     `json:"version"`
-	Services Secrets `json:"services"`
+	Version  int        `json:"version"`
+	Services Secrets    `json:"services"`
+	Login    *LoginInfo `json:"login,omitempty"`
+}
+
+// LoginInfo is what the host's campus login keeps beside the sessions: the
+// IAAA user name (the student id), the name a service's hand-off reported,
+// and the TOTP secret of the OTP second factor when the user chose to keep
+// it. No proxy path reads it: it is never sent, attached or shown.
+type LoginInfo struct {
+	User string `json:"user,omitempty"`
+	Name string `json:"name,omitempty"`
+	TOTP string `json:"totp,omitempty"`
+}
+
+func (l *LoginInfo) empty() bool { return l == nil || *l == LoginInfo{} }
+
+// checkLogin checks a login section's values, never quoting one.
+func checkLogin(l *LoginInfo) error {
+	if l == nil {
+		return nil
+	}
+	if len(l.User) > 64 || len(l.Name) > 256 || len(l.TOTP) > 256 {
+		return errors.New("the login section holds an over-long value")
+	}
+	for _, v := range []string{l.User, l.Name, l.TOTP} {
+		if v != "" && !validHeaderValue(v) {
+			return errors.New("the login section holds a control character")
+		}
+	}
+	return nil
 }
 
 // keystoreLockWait bounds the wait for another process's keystore change.
@@ -296,66 +326,72 @@ const keystoreLockWait = 10 * time.Second
 // keystore (created on the first write). It refuses a file that is not a
 // regular file, that others may read or write, or that another user owns.
 func OpenKeystore(path string) (*FileKeystore, error) {
-	m, err := readKeystore(path)
+	m, login, err := readKeystore(path)
 	if err != nil {
 		return nil, err
 	}
-	return &FileKeystore{path: path, m: m}, nil
+	return &FileKeystore{path: path, m: m, login: login}, nil
 }
 
 // readKeystore reads and checks the keystore file; a missing file is an
 // empty keystore.
-func readKeystore(path string) (Secrets, error) {
+func readKeystore(path string) (Secrets, *LoginInfo, error) {
 	m := Secrets{}
 	st, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return m, nil
+		return m, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
+		return nil, nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("the keystore %s is not a regular file", path)
+		return nil, nil, fmt.Errorf("the keystore %s is not a regular file", path)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("the keystore %s may be read by others (mode %04o): run chmod 600 %s", path, st.Mode().Perm(), path)
+		return nil, nil, fmt.Errorf("the keystore %s may be read by others (mode %04o): run chmod 600 %s", path, st.Mode().Perm(), path)
 	}
 	if err := checkOwner(st); err != nil {
-		return nil, fmt.Errorf("the keystore %s %v", path, err)
+		return nil, nil, fmt.Errorf("the keystore %s %v", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
+		return nil, nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
+		return nil, nil, fmt.Errorf("cannot read the keystore %s: %v", path, unwrapPathError(err))
 	}
 	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("the keystore %s is more than %d bytes", path, maxConfigBytes)
+		return nil, nil, fmt.Errorf("the keystore %s is more than %d bytes", path, maxConfigBytes)
 	}
 	var kf keystoreFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&kf); err != nil {
 		// The decoder's message may quote the input: say only where.
-		return nil, fmt.Errorf("the keystore %s is not valid keystore JSON", path)
+		return nil, nil, fmt.Errorf("the keystore %s is not valid keystore JSON", path)
 	}
 	if kf.Version != 1 {
-		return nil, fmt.Errorf("the keystore %s has version %d, not 1", path, kf.Version)
+		return nil, nil, fmt.Errorf("the keystore %s has version %d, not 1", path, kf.Version)
 	}
 	for name, ss := range kf.Services {
 		if !validName(name) {
-			return nil, fmt.Errorf("the keystore %s names a bad service %q", path, name)
+			return nil, nil, fmt.Errorf("the keystore %s names a bad service %q", path, name)
 		}
 		n, err := normaliseSecrets(name, ss)
 		if err != nil {
-			return nil, fmt.Errorf("the keystore %s: %v", path, err)
+			return nil, nil, fmt.Errorf("the keystore %s: %v", path, err)
 		}
 		m[name] = n
 	}
-	return m, nil
+	if err := checkLogin(kf.Login); err != nil {
+		return nil, nil, fmt.Errorf("the keystore %s: %v", path, err)
+	}
+	if kf.Login.empty() {
+		kf.Login = nil
+	}
+	return m, kf.Login, nil
 }
 
 // Path is the keystore file.
@@ -409,6 +445,36 @@ func (k *FileKeystore) Put(service string, ss *ServiceSecrets) error {
 	})
 }
 
+// Login returns the login section (a copy; zero when there is none).
+func (k *FileKeystore) Login() LoginInfo {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.login == nil {
+		return LoginInfo{}
+	}
+	return *k.login
+}
+
+// SetLogin replaces the login section (the zero value removes it), under
+// the file lock as every change.
+func (k *FileKeystore) SetLogin(l LoginInfo) error {
+	if err := checkLogin(&l); err != nil {
+		return err
+	}
+	return k.changeAll(func(cur Secrets, login **LoginInfo) bool {
+		if (*login).empty() && l.empty() || *login != nil && **login == l {
+			return false
+		}
+		if l.empty() {
+			*login = nil
+		} else {
+			c := l
+			*login = &c
+		}
+		return true
+	})
+}
+
 // Delete removes a service's session.
 func (k *FileKeystore) Delete(service string) error {
 	return k.change(func(cur Secrets) bool {
@@ -427,6 +493,11 @@ func (k *FileKeystore) Delete(service string) error {
 // included; values already handed out by Get are never modified (those
 // that did not change are kept, so their readers' caches stay valid).
 func (k *FileKeystore) change(fn func(cur Secrets) bool) error {
+	return k.changeAll(func(cur Secrets, _ **LoginInfo) bool { return fn(cur) })
+}
+
+// changeAll is change with the login section too: fn may replace it.
+func (k *FileKeystore) changeAll(fn func(cur Secrets, login **LoginInfo) bool) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	dir := filepath.Dir(k.path)
@@ -443,7 +514,7 @@ func (k *FileKeystore) change(fn func(cur Secrets) bool) error {
 		return fmt.Errorf("cannot lock the keystore %s: %v", k.path, unwrapPathError(err))
 	}
 	defer fl.Unlock()
-	cur, err := readKeystore(k.path)
+	cur, login, err := readKeystore(k.path)
 	if err != nil {
 		return err
 	}
@@ -452,12 +523,12 @@ func (k *FileKeystore) change(fn func(cur Secrets) bool) error {
 			cur[name] = old
 		}
 	}
-	if fn(cur) {
-		if err := k.write(cur); err != nil {
+	if fn(cur, &login) {
+		if err := k.write(cur, login); err != nil {
 			return err
 		}
 	}
-	k.m = cur
+	k.m, k.login = cur, login
 	return nil
 }
 
@@ -476,8 +547,8 @@ func sameSecrets(a, b *ServiceSecrets) bool {
 }
 
 // write replaces the file atomically (internal/atomicfile), mode 0600.
-func (k *FileKeystore) write(m Secrets) error {
-	data, err := json.MarshalIndent(keystoreFile{Version: 1, Services: m}, "", "  ")
+func (k *FileKeystore) write(m Secrets, login *LoginInfo) error {
+	data, err := json.MarshalIndent(keystoreFile{Version: 1, Services: m, Login: login}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("cannot encode the keystore: %v", err)
 	}

@@ -71,7 +71,8 @@ func TestCampusCommandServesUntilStopped(t *testing.T) {
 		name, origin, _ := strings.Cut(l, " ")
 		origins[name] = origin
 	}
-	if len(origins) != 7 || !strings.HasPrefix(origins["card"], "http://127.0.0.1:") {
+	// The seven services and the IAAA (which harness login reaches).
+	if len(origins) != 8 || !strings.HasPrefix(origins["card"], "http://127.0.0.1:") || !strings.HasPrefix(origins["iaaa"], "http://127.0.0.1:") {
 		t.Fatalf("address file %q", lines)
 	}
 

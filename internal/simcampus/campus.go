@@ -70,6 +70,7 @@ type config struct {
 	clock        func() time.Time
 	expired      map[string]bool
 	verification map[string]bool
+	accounts     []Account
 }
 
 // WithClock sets the campus clock. Date-dependent fixtures (today's free
@@ -110,6 +111,7 @@ type Campus struct {
 	smsGate  bool // treehole: 40002 until jwt_msg_verify
 	gradeTok bool // treehole: 40077 on grades until a token is fetched
 	wproc    wprocState
+	iaaa     iaaaState
 
 	closeOnce sync.Once
 	closeErr  error
@@ -148,6 +150,7 @@ func Start(opts ...Option) (*Campus, error) {
 	if err := c.wproc.init(c.now()); err != nil {
 		return nil, err
 	}
+	c.iaaa.init(append(DemoAccounts(), cfg.accounts...))
 	names := append([]string{iaaa}, ServiceNames...)
 	lns := make(map[string]net.Listener, len(names))
 	for _, name := range names {
@@ -164,7 +167,7 @@ func Start(opts ...Option) (*Campus, error) {
 	}
 	c.entries = c.buildEntries()
 	handlers := map[string]http.Handler{
-		iaaa:     http.HandlerFunc(c.serveIAAA),
+		iaaa:     c.iaaaHandler(),
 		Portal:   c.portalHandler(),
 		Card:     c.cardHandler(),
 		Treehole: c.treeholeHandler(),

@@ -101,8 +101,13 @@ func TestServicesAndSecretsFiles(t *testing.T) {
 			t.Errorf("%s origin %q is not loopback", n, e.Origin)
 		}
 	}
-	if len(svcs) != len(ServiceNames) {
-		t.Errorf("services %v, want only %v", svcs, ServiceNames)
+	// The IAAA is in the file too (for harness login), every path an
+	// entry point, so no step reaches it.
+	if e, ok := svcs["iaaa"]; !ok || e.Origin != c.Origin("iaaa") || len(e.Entry) != 1 || e.Entry[0] != "/" {
+		t.Errorf("iaaa entry %+v, want the IAAA origin with entry [/]", e)
+	}
+	if len(svcs) != len(ServiceNames)+1 {
+		t.Errorf("services %v, want only %v and iaaa", svcs, ServiceNames)
 	}
 	// The YAML is the CONTRACT shape.
 	var file map[string]struct {

@@ -17,6 +17,10 @@ func (c *Campus) cardHandler() http.Handler {
 	mux.HandleFunc("GET /berserker-search/statistics/turnover/sum/user", c.cardSumUser)
 	mux.HandleFunc("GET /berserker-search/statistics/turnover", c.cardStatistics)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/berserker-auth/cas/login/pku" {
+			c.cardCASLogin(w, r)
+			return
+		}
 		if !c.bearerOK(r, Card, cardHeader) {
 			writeRaw(w, http.StatusUnauthorized, []byte(`{"code":401,"success":false,"message":"token失效"}`))
 			return

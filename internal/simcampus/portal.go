@@ -22,9 +22,9 @@ func (c *Campus) portalHandler() http.Handler {
 	mux.HandleFunc("/publicQuery/ctrl/topic/myScore/retrScores.do", c.portalLogin(c.portalScores))
 	mux.HandleFunc("/publicQuery/ctrl/topic/myCourseTable/getXndXqList.do", c.portalLogin(c.portalTerms))
 	mux.HandleFunc("/publicQuery/ctrl/topic/myCourseTable/getCourseInfo.do", c.portalLogin(c.portalCourses))
-	// publicQuery's own login hand-off: without an IAAA token it sends the
-	// browser to IAAA, as an expired session does.
-	mux.HandleFunc("/publicQuery/ssoLogin.do", func(w http.ResponseWriter, r *http.Request) { c.portalToIAAA(w, r) })
+	// The login hand-offs (handoff.go): without a valid token they send
+	// the browser to IAAA, as an expired session does.
+	c.portalHandoffs(mux)
 	// S9: the old bizcenter grades path now answers 404; the mux's 404 does.
 	return mux
 }
@@ -158,11 +158,3 @@ func (c *Campus) portalCourses(w http.ResponseWriter, r *http.Request) {
 
 // serveIAAA is the IAAA origin: the login page, which is where every
 // expired session ends up. It logs nobody in.
-func (c *Campus) serveIAAA(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != iaaaLoginPath {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html;charset=UTF-8")
-	w.Write(fixture("iaaa/oauth.html"))
-}

@@ -24,7 +24,10 @@ func (c *Campus) wprocHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case wprocLoginPath:
-			// No IAAA token arrives here in the simulation: on to IAAA.
+			if c.wprocCASLogin(w, r) {
+				return
+			}
+			// Without a valid IAAA token: on to IAAA.
 			q := url.Values{"appID": {"wproc"}, "appName": {"办事大厅预约版"}, "redirectUrl": {c.origins[Wproc] + wprocLoginPath}}
 			http.Redirect(w, r, c.origins[iaaa]+iaaaLoginPath+"?"+q.Encode(), http.StatusFound)
 			return

@@ -12,6 +12,10 @@ func (c *Campus) xiaobeiHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/api_activity", c.xiaobeiActivity)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/api_validate" {
+			c.xiaobeiValidate(w, r)
+			return
+		}
 		if !c.cookieOK(r, Xiaobei, xiaobeiCookie) {
 			writeRaw(w, http.StatusUnauthorized, []byte(`{"msg":"请先登录"}`))
 			return
