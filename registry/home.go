@@ -3,9 +3,14 @@ package registry
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/remote"
 )
@@ -128,19 +133,33 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 			byID[in.Entry.ID] = &installed[i]
 		}
 	}
-	for _, b := range bundled {
-		p, l := manifest.Parse(b.Files)
-		if l.HasErrors() {
-			r.note(fmt.Errorf("bundled document %s is invalid: %v", p.ID, l.Err()))
-			continue
-		}
-		if in, ok := byID[p.ID]; ok && (!b.Core || in.Entry.Trust == string(Official)) {
-			continue // replaced by the installed document
-		}
-		r.AddDocument(p, Official, DocOptions{Origin: Bundled, Core: b.Core}) // a clash is noted in Problems
-	}
 	installed = append([]fetch.Installed(nil), installed...)
 	sort.Slice(installed, func(i, j int) bool { return installed[i].Entry.ID < installed[j].Entry.ID })
+	// Every document is parsed and its tools' effects read (a compile of
+	// its steps) at once, on every core: that is most of a start's time.
+	// They are added one by one, in order, below.
+	sets := make([]manifest.Files, 0, len(bundled)+len(installed))
+	for _, b := range bundled {
+		sets = append(sets, b.Files)
+	}
+	for _, in := range installed {
+		if in.Err == nil {
+			sets = append(sets, in.Files)
+		}
+	}
+	docs := r.prepareAll(sets)
+	for i, b := range bundled {
+		d := docs[i]
+		if d.l.HasErrors() {
+			r.note(fmt.Errorf("bundled document %s is invalid: %v", d.p.ID, d.l.Err()))
+			continue
+		}
+		if in, ok := byID[d.p.ID]; ok && (!b.Core || in.Entry.Trust == string(Official)) {
+			continue // replaced by the installed document
+		}
+		r.addDocument(d.p, Official, DocOptions{Origin: Bundled, Core: b.Core}, d.effects) // a clash is noted in Problems
+	}
+	docs = docs[len(bundled):]
 	refused := map[string]error{}
 	for _, in := range installed {
 		if in.Err != nil {
@@ -148,15 +167,50 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 			refused[in.Entry.ID] = in.Err
 			continue
 		}
+		d := docs[0]
+		docs = docs[1:]
 		trust, err := ParseTrust(in.Entry.Trust)
 		if err != nil {
 			trust = Community
 		}
-		if _, err := r.AddFiles(in.Files, trust, DocOptions{Origin: Installed}); err != nil { // problems are noted
+		if _, err := r.addPrepared(d, trust, DocOptions{Origin: Installed}); err != nil { // problems are noted
 			refused[in.Entry.ID] = err
 		}
 	}
 	return refused
+}
+
+// prepared is a parsed document with its tools' effects.
+type prepared struct {
+	p       *manifest.Plugin
+	l       diag.List
+	effects map[string]interpreter.ToolEffect // nil when the document has errors
+}
+
+// prepare parses a document and reads its tools' effects.
+func (r *Registry) prepare(files manifest.Files) prepared {
+	p, l := manifest.Parse(files)
+	d := prepared{p: p, l: l}
+	if !l.HasErrors() {
+		d.effects = interpreter.Effects(p, r.services)
+	}
+	return d
+}
+
+// prepareAll prepares each set of files, as many at once as there are
+// cores, and returns them in order.
+func (r *Registry) prepareAll(sets []manifest.Files) []prepared {
+	out := make([]prepared, len(sets))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, files := range sets {
+		g.Go(func() error {
+			out[i] = r.prepare(files)
+			return nil
+		})
+	}
+	g.Wait() // prepare fails no document: its list says what is wrong
+	return out
 }
 
 // CheckInstall reports whether installing p with trust, in place of any

@@ -94,7 +94,12 @@ var ErrConflict = errors.New("id conflict")
 // AddFiles parses a document's files and adds it; a document with errors is
 // refused with its diagnostics.
 func (r *Registry) AddFiles(files manifest.Files, trust Trust, o DocOptions) (*Document, error) {
-	p, l := manifest.Parse(files)
+	return r.addPrepared(r.prepare(files), trust, o)
+}
+
+// addPrepared is AddFiles of a prepared document.
+func (r *Registry) addPrepared(d prepared, trust Trust, o DocOptions) (*Document, error) {
+	p, l := d.p, d.l
 	if l.HasErrors() {
 		id := p.ID
 		if id == "" {
@@ -104,12 +109,18 @@ func (r *Registry) AddFiles(files manifest.Files, trust Trust, o DocOptions) (*D
 		r.note(err)
 		return nil, err
 	}
-	return r.AddDocument(p, trust, o)
+	return r.addDocument(p, trust, o, d.effects)
 }
 
 // AddDocument adds a parsed document. Its id, its legacy ids and its tool
 // ids must not be claimed by another document.
 func (r *Registry) AddDocument(p *manifest.Plugin, trust Trust, o DocOptions) (*Document, error) {
+	return r.addDocument(p, trust, o, nil)
+}
+
+// addDocument is AddDocument with the tools' effects read already (nil:
+// read them here).
+func (r *Registry) addDocument(p *manifest.Plugin, trust Trust, o DocOptions, effects map[string]interpreter.ToolEffect) (*Document, error) {
 	if _, err := ParseTrust(string(trust)); err != nil {
 		return nil, err
 	}
@@ -127,7 +138,9 @@ func (r *Registry) AddDocument(p *manifest.Plugin, trust Trust, o DocOptions) (*
 		ID: p.ID, Name: p.Name, Description: p.Description, Trust: trust, Origin: o.Origin,
 		Core: o.Core, Plugin: p, instructions: strings.TrimSpace(p.Instructions),
 	}
-	effects := interpreter.Effects(p, r.services)
+	if effects == nil {
+		effects = interpreter.Effects(p, r.services)
+	}
 	for _, mt := range p.Tools {
 		eff := effects[mt.Name]
 		if eff.Effective == "" {
