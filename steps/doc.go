@@ -10,4 +10,13 @@
 // Decoding happens once, when a document is loaded: a bad program, selector
 // or template is a diagnostic with its file position, never a run-time
 // surprise.
+//
+// A kind declares its value once in its Spec: a scalar of a declared type
+// (Scalar, with Short in words) or a mapping (Decl, an internal/yamlx
+// declaration whose fields carry types such as [JQType], [TemplateType],
+// [NameType], docs, defaults, enums and bounds). The one decoder in yamlx
+// reads it for lint (unknown and misplaced keys, types, bounds, required
+// keys), and the reference ([Markdown]), `harness explain` and the tool
+// file's JSON Schema ([ToolSchema]) are generated from it. A new kind is its
+// kind_<name>.go and testdata/<name>/*.txtar, touching no shared file.
 package steps

@@ -47,7 +47,7 @@ func (r *Registry) Register(spec Spec, decode DecodeFunc) error {
 	if spec.Decl != nil && spec.Decl.Name != spec.Kind {
 		return fmt.Errorf("kind %q declares a mapping named %q", spec.Kind, spec.Decl.Name)
 	}
-	if modifiers[spec.Kind] {
+	if _, ok := modifierDecl.Field(spec.Kind); ok {
 		return fmt.Errorf("kind %q would shadow a step modifier", spec.Kind)
 	}
 	if _, dup := r.kinds[spec.Kind]; dup {
@@ -77,14 +77,11 @@ func (r *Registry) Spec(kind string) (Spec, bool) {
 	return e.spec, ok
 }
 
-// modifiers are the keys every step may carry beside its kind.
-var modifiers = map[string]bool{"as": true, "if": true}
-
-// Modifier docs, for the declaration of a step and its schema.
-const (
-	asDoc = "Binds the step's output to $NAME for every later step."
-	ifDoc = "A jq condition: the step runs only when its first result is neither false nor null."
-)
+// modifierDecl declares the keys every step may carry beside its kind.
+var modifierDecl = &yamlx.Decl{Name: "a step", Fields: []yamlx.Field{
+	{Name: "as", Type: NameType, Doc: "Binds the step's output to $NAME for every later step."},
+	{Name: "if", Type: JQType, Doc: "A jq condition: the step runs only when its first result is neither false nor null."},
+}}
 
 // stepDecl declares a step: the modifiers and one key per kind, whose
 // value the kind decodes. It is built once per set of kinds.
@@ -94,10 +91,7 @@ func (r *Registry) stepDecl() *yamlx.Decl {
 	if r.step != nil {
 		return r.step
 	}
-	d := &yamlx.Decl{Name: "a step", Fields: []yamlx.Field{
-		{Name: "as", Type: NameType, Doc: asDoc},
-		{Name: "if", Type: JQType, Doc: ifDoc},
-	}}
+	d := &yamlx.Decl{Name: modifierDecl.Name, Fields: slices.Clone(modifierDecl.Fields)}
 	for _, k := range slices.Sorted(maps.Keys(r.kinds)) {
 		d.Fields = append(d.Fields, yamlx.Field{Name: k, Type: kindType{r.kinds[k].spec}, Doc: r.kinds[k].spec.Summary})
 	}

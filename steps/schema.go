@@ -36,8 +36,7 @@ func ToolSchema(r *Registry) map[string]any {
 }
 
 func stepDefs(g *yamlx.Gen, r *Registry) {
-	decl := r.stepDecl()
-	for _, f := range decl.Fields[:2] { // the modifiers
+	for _, f := range modifierDecl.Fields {
 		g.Define(f.Name, func() map[string]any { return g.Field(f) })
 	}
 	StepsType.Schema(g)
@@ -47,19 +46,19 @@ func stepDefs(g *yamlx.Gen, r *Registry) {
 	for _, k := range kinds {
 		s, _ := r.Spec(k)
 		g.Define("kind."+k, func() map[string]any { return kindValue(g, s) })
+		props := map[string]any{k: yamlx.Ref("kind." + k)}
+		for _, f := range modifierDecl.Fields {
+			props[f.Name] = yamlx.Ref(f.Name)
+		}
 		oneOf = append(oneOf, map[string]any{
-			"type":     "object",
-			"required": []any{k},
-			"properties": map[string]any{
-				k:    yamlx.Ref("kind." + k),
-				"as": yamlx.Ref("as"),
-				"if": yamlx.Ref("if"),
-			},
+			"type":                 "object",
+			"required":             []any{k},
+			"properties":           props,
 			"additionalProperties": false,
 		})
 	}
 	g.Defs["step"] = map[string]any{
-		"description": "One step: exactly one kind key (" + strings.Join(kinds, ", ") + "), plus the modifiers as and if.",
+		"description": "One step: exactly one kind key (" + strings.Join(kinds, ", ") + "), plus the modifiers " + strings.Join(modifierDecl.Keys(), " and ") + ".",
 		"oneOf":       oneOf,
 	}
 }
