@@ -39,13 +39,15 @@ type Limits struct {
 
 // DefaultLimits are the limits when the host sets none: the defaults of
 // internal/limits.Table.
-func DefaultLimits() Limits {
+func DefaultLimits() Limits { return defaultLimits }
+
+var defaultLimits = func() Limits {
 	var l Limits
 	for _, e := range limits.Table {
 		l.Set(e.Name, e.Default)
 	}
 	return l
-}
+}()
 
 // limitFields maps each limit's name to its field of Limits, found once:
 // "requests" is Requests, "htmlNodes" HTMLNodes, "kvKeys" KVKeys. Every
