@@ -290,7 +290,10 @@ type Recording struct {
 	// secrets are every session value the host knows: none may appear in
 	// what is written.
 	secrets []string
-	cat     proxy.Catalogue
+	// identity are the values the host's login knows (the student id and
+	// name, a kept second factor): always scrubbed.
+	identity []string
+	cat      proxy.Catalogue
 }
 
 // Record runs one call of a document's tool live on its host, with a
@@ -334,7 +337,7 @@ func Record(ctx context.Context, doc *host.Document, call host.Call, opts Record
 	if len(opts.KV) > 0 {
 		c.KV = opts.KV
 	}
-	out := &Recording{Case: c, secrets: sessionValues(h), cat: h.Catalogue()}
+	out := &Recording{Case: c, secrets: sessionValues(h), identity: loginValues(h), cat: h.Catalogue()}
 	res, err := doc.Run(ctx, call)
 	if err != nil {
 		out.Err = err
@@ -385,6 +388,25 @@ func sessionValues(h *host.Host) []string {
 					out = append(out, v)
 				}
 			}
+		}
+	}
+	return out
+}
+
+// loginValues lists what the host's campus login knows of the student
+// (the keystore's login section: the IAAA user name, the name a hand-off
+// reported, a kept TOTP secret), for the recording to scrub.
+func loginValues(h *host.Host) []string {
+	lk, ok := h.Keystore().(interface{ Login() proxy.LoginInfo })
+	if !ok {
+		return nil
+	}
+	li := lk.Login()
+	var out []string
+	for _, v := range []string{li.User, li.Name, li.TOTP} {
+		v = strings.TrimSpace(v)
+		if len([]rune(v)) >= MinScrubRunes {
+			out = append(out, v)
 		}
 	}
 	return out

@@ -270,3 +270,28 @@ func TestScrubAndWriteCase(t *testing.T) {
 	b, _ = os.ReadFile(path)
 	assert.Equal(t, "other", string(b))
 }
+
+// What the host's login knows of the student (the keystore's login
+// section) is scrubbed without being named.
+func TestRecordScrubsTheLogin(t *testing.T) {
+	now := time.Date(2026, 4, 27, 12, 0, 0, 0, time.UTC)
+	live, secrets, c := campusHost(t, now)
+	ks, err := proxy.OpenKeystore(filepath.Join(t.TempDir(), "keystore.json"))
+	require.NoError(t, err)
+	for name, e := range c.Secrets() {
+		require.NoError(t, ks.Put(name, &proxy.ServiceSecrets{Cookies: e.Cookies, Headers: e.Headers}))
+	}
+	require.NoError(t, ks.SetLogin(proxy.LoginInfo{User: simcampus.DemoStudentID, Name: simcampus.DemoStudentName}))
+	h := host.New(host.Config{Catalogue: live.Catalogue(), Keystore: ks, Clock: func() time.Time { return now }})
+	files := manifest.Files{"PLUGIN.md": []byte(cardDoc), "tools/holder.yaml": []byte(cardTool)}
+	p, rec := record(t, h, files, "holder", map[string]any{"who": "x1"}, now)
+	require.NoError(t, rec.Err)
+	assert.Contains(t, string(rec.Result), simcampus.DemoStudentName)
+	text, err := rec.TestFile(plugintest.WriteOptions{})
+	require.NoError(t, err)
+	for _, v := range append(secrets, simcampus.DemoStudentID, simcampus.DemoStudentName) {
+		assert.NotContains(t, string(text), v)
+	}
+	rep := plugintest.Verify(context.Background(), p, "holder", text, plugintest.Options{Catalogue: h.Catalogue()})
+	assert.True(t, rep.OK(), "%v %v", rep.Problems, rep.Cases)
+}

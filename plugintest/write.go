@@ -23,7 +23,8 @@ type WriteOptions struct {
 	// Scrub are personal values (a student id, a name) replaced, in the
 	// exchanges, the input and the expectation, by placeholders of the
 	// same shape: the same value always by the same placeholder, so the
-	// case still passes.
+	// case still passes. What the host's login knows of the student (the
+	// keystore's login section) is scrubbed without being listed.
 	Scrub []string
 }
 
@@ -41,7 +42,7 @@ func (r *Recording) TestFile(opts WriteOptions) ([]byte, error) {
 		C *Case
 		S []string
 	}{c, r.secrets})
-	sc, err := newScrubber(opts.Scrub, string(before))
+	sc, err := newScrubber(append(append([]string(nil), opts.Scrub...), r.identity...), string(before))
 	if err != nil {
 		return nil, err
 	}

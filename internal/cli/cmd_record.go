@@ -38,8 +38,9 @@ case holding every exchange as the steps saw it and the result as the expectatio
 Credentials never reach the steps, so they never reach the file; fake session values
 stand for them. Each --scrub VALUE (a student id, a name) is replaced by a placeholder
 of its shape, the same value always by the same placeholder, in the input, the
-exchanges and the expectation; with --campus the simulated campus's student id and
-name are scrubbed too. The case is replayed before it is written: a case that would
+exchanges and the expectation; what harness login keeps of the student (the user
+name and name) and, with --campus, the simulated campus's student id and name are
+scrubbed too. The case is replayed before it is written: a case that would
 not pass offline is not written.
 
 -o is relative to the document's folder (default tests/TOOL.yaml); an existing file
