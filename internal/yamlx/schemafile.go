@@ -150,3 +150,31 @@ func schemaKeys(m map[string]any, names bool) []string {
 	})
 	return keys
 }
+
+// Between replaces what doc holds between the lines "<!-- NAME:begin -->"
+// and "<!-- NAME:end -->" with body (a generated section of a Markdown
+// page); false when the markers are missing.
+func Between(doc, name, body string) (string, bool) {
+	begin, end := "<!-- "+name+":begin -->\n", "<!-- "+name+":end -->"
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i+len(begin) {
+		return doc, false
+	}
+	return doc[:i+len(begin)] + body + doc[j:], true
+}
+
+// Tables renders declarations' reference tables one after the other, each
+// named in italics when there are several.
+func Tables(decls ...*Decl) string {
+	if len(decls) == 1 {
+		return decls[0].Table()
+	}
+	var b strings.Builder
+	for i, d := range decls {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("*" + d.Name + "*\n\n" + d.Table())
+	}
+	return b.String()
+}

@@ -120,3 +120,17 @@ func TestFieldNeedAndDeclSchema(t *testing.T) {
 	s := NewGen().Object(d)
 	assert.Equal(t, map[string]any{"required": []any{"json", "body"}}, s["not"])
 }
+
+func TestBetweenAndTables(t *testing.T) {
+	doc := "a\n<!-- x:begin -->\nold\n<!-- x:end -->\nb\n"
+	got, ok := Between(doc, "x", "new\n")
+	require.True(t, ok)
+	assert.Equal(t, "a\n<!-- x:begin -->\nnew\n<!-- x:end -->\nb\n", got)
+	_, ok = Between(doc, "y", "new\n")
+	assert.False(t, ok)
+	s := Tables(retryDecl, requestDecl)
+	assert.Contains(t, s, "*retry*\n\n| key | type | default | |\n")
+	assert.Contains(t, s, "\n*request*\n\n| key |")
+	assert.Contains(t, s, "| `attempts` | integer 1 to 5 | 2 | attempts in all |")
+	assert.Equal(t, retryDecl.Table(), Tables(retryDecl))
+}
