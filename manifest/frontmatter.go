@@ -43,11 +43,11 @@ var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md fr
 	Doc: "The manifest of a PKU harness plugin document (the YAML between the --- lines of PLUGIN.md). Reference: docs/plugin-format.md.",
 	Fields: []yamlx.Field{
 		{Name: "id", Type: word{RE: idRE, Max: MaxIDLen, Rule: "must match [a-z][a-z0-9-]* and be at most 40 characters"}, Required: true,
-			Doc: "The plugin id, [a-z][a-z0-9-]*: tool ids are <id>.<tool>. settings, host, harness and mcp-* are the host's."},
+			Doc: "The plugin id, [a-z][a-z0-9-]*: a tool's id is ID.TOOL. settings, host, harness and mcp-* are the host's."},
 		{Name: "name", Type: prose{Max: MaxNameLen, NonEmpty: true}, Required: true, Doc: "The name people see."},
 		{Name: "description", Type: prose{Max: MaxDescriptionLen, Multiline: true, NonEmpty: true}, Required: true,
 			Doc: "What the document is for, for people and the model."},
-		{Name: "version", Type: word{RE: versionRE, Rule: "is not a semantic version like 1.0.0"}, Required: true,
+		{Name: "version", Type: word{RE: versionRE, Rule: "is not a semantic version like 1.0.0", Label: "semantic version"}, Required: true,
 			Doc: "A semantic version, e.g. 1.0.0 (quote one that reads as a number)."},
 		{Name: "icon", Type: prose{Max: 200}, Doc: "An icon file of the document."},
 		{Name: "author", Type: prose{Max: MaxNameLen}, Doc: "Who wrote the document."},

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"cmp"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -58,9 +59,10 @@ func (t prose) Name() string { return "text" }
 // word is a string matching RE with at most Max characters (bytes: the
 // patterns are ASCII); otherwise "KEY "VALUE" Rule".
 type word struct {
-	RE   *regexp.Regexp
-	Max  int
-	Rule string // "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)"
+	RE    *regexp.Regexp
+	Max   int
+	Rule  string // "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)"
+	Label string // the reference's name for it (default "name")
 }
 
 func (t word) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
@@ -83,7 +85,7 @@ func (t word) Schema(*yamlx.Gen) map[string]any {
 	return out
 }
 
-func (t word) Name() string { return "name" }
+func (t word) Name() string { return cmp.Or(t.Label, "name") }
 
 // keyWord is an item's key or name: unique within its list.
 var keyWord = word{RE: keyRE, Max: 40, Rule: "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)"}
@@ -119,7 +121,7 @@ func (t choice) Schema(*yamlx.Gen) map[string]any {
 	return map[string]any{"enum": vals}
 }
 
-func (t choice) Name() string { return strings.Join(t.Values, " \\| ") }
+func (t choice) Name() string { return strings.Join(t.Values, "|") }
 
 // jsonObject is a mapping read as JSON data.
 type jsonObject struct{}
