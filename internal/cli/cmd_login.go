@@ -97,17 +97,17 @@ func runLogin(ctx context.Context, app *App, services []string, f *loginFlags) e
 	}
 	resolve, err := parseResolve(f.resolve)
 	if err != nil {
-		return Exit(ExitUsage, err)
+		return Exit(ExitFailed, err)
 	}
 	ca, err := readCA(f.ca, resolve)
 	if err != nil {
-		return Exit(ExitUsage, err)
+		return Exit(ExitFailed, err)
 	}
 	cat := proxy.Builtin()
 	if f.services != "" {
 		over, err := proxy.LoadServices(f.services)
 		if err != nil {
-			return Exit(ExitUsage, err)
+			return Exit(ExitFailed, err)
 		}
 		cat = cat.Merge(over)
 	}
@@ -117,7 +117,7 @@ func runLogin(ctx context.Context, app *App, services []string, f *loginFlags) e
 	}
 	for _, s := range services {
 		if !known[s] {
-			return Exitf(ExitUsage, "no login is known for service %q (known: %s)", s, strings.Join(campuslogin.Known(), ", "))
+			return Exitf(ExitFailed, "no login is known for service %q (known: %s)", s, strings.Join(campuslogin.Known(), ", "))
 		}
 	}
 	clock, err := app.Clock()
@@ -140,7 +140,7 @@ func runLogin(ctx context.Context, app *App, services []string, f *loginFlags) e
 		}
 	}
 	if user == "" || len(user) > 64 || strings.ContainsAny(user, " \t\r\n") {
-		return Exitf(ExitUsage, "the user name must be one word of at most 64 characters")
+		return Exitf(ExitFailed, "the user name must be one word of at most 64 characters")
 	}
 	password, err := in.Secret("Password for " + user + ": ")
 	if err != nil {
@@ -159,7 +159,7 @@ func runLogin(ctx context.Context, app *App, services []string, f *loginFlags) e
 			return Exit(ExitFailed, err)
 		}
 		if secret, err = normaliseTOTP(s); err != nil {
-			return Exit(ExitUsage, err)
+			return Exit(ExitFailed, err)
 		}
 	}
 	res, err := campuslogin.Login(ctx, campuslogin.Config{Catalogue: cat, Resolve: resolve, ResolveCA: ca, Clock: clock,
