@@ -158,6 +158,7 @@ type runRecord struct {
 	Truncate bool            `json:"truncated,omitempty"`
 	TraceCut bool            `json:"traceCut,omitempty"`
 	Saveable bool            `json:"saveable"`
+	Note     string          `json:"note,omitempty"`
 
 	recording *plugintest.Recording // the run's exchanges, for "save as test case"
 }
@@ -320,10 +321,32 @@ func (s *Server) keep(rec *runRecord) {
 	defer s.mu.Unlock()
 	s.seq++
 	rec.ID = strconv.Itoa(s.seq)
+	if rec.recording != nil && recordingBytes(rec.recording) > MaxRecordingBytes {
+		rec.recording, rec.Saveable = nil, false
+		rec.Note = fmt.Sprintf("its exchanges hold more than %d MiB: it is not kept for saving", MaxRecordingBytes>>20)
+	}
 	s.kept = append(s.kept, rec)
 	if len(s.kept) > MaxKeptRuns {
 		s.kept = append([]*runRecord(nil), s.kept[len(s.kept)-MaxKeptRuns:]...)
 	}
+	n := 0
+	for i := len(s.kept) - 1; i >= 0; i-- {
+		if s.kept[i].recording == nil {
+			continue
+		}
+		if n++; n > MaxKeptRecordings {
+			s.kept[i].recording = nil // an older run's exchanges are let go
+		}
+	}
+}
+
+// recordingBytes is what a recording's exchanges hold.
+func recordingBytes(r *plugintest.Recording) int {
+	n := len(r.Result)
+	for _, e := range r.Case.Exchanges {
+		n += len(e.Resp.Body) + len(e.Path)
+	}
+	return n
 }
 
 // kept returns a kept run by its id.

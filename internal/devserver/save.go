@@ -48,7 +48,7 @@ func (s *Server) serveSave(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if rec.recording == nil {
-		s.apiError(w, http.StatusConflict, "run %s gave no result (it failed, was refused or could not be recorded): there is nothing to save", rec.ID)
+		s.apiError(w, http.StatusConflict, "run %s is not kept for saving (it gave no result, or only the last %d results are kept): run the tool again", rec.ID, MaxKeptRecordings)
 		return
 	}
 	sn := s.current()

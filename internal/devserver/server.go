@@ -50,7 +50,9 @@ const (
 	DefaultRunTimeout  = 60 * time.Second
 	DefaultWatchEvery  = 300 * time.Millisecond
 	MaxSubscribers     = 16 // event streams open at once
-	MaxKeptRuns        = 32 // finished runs kept for "save as test case"
+	MaxKeptRuns        = 16 // finished runs kept (their traces feed the scratch pane)
+	MaxKeptRecordings  = 4  // of those, the newest whose exchanges are kept for "save as test case"
+	MaxRecordingBytes  = 16 << 20
 	MaxTraceOutput     = 64 << 10
 	maxScratchDuration = 2 * time.Second
 )
@@ -163,6 +165,10 @@ func (s *Server) Handler() http.Handler {
 		}
 		rest, ok := s.cutToken(req.URL.Path)
 		if !ok {
+			if req.Method == http.MethodGet && subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(req.URL.Path, "/")), []byte(s.token)) == 1 {
+				http.Redirect(w, req, "/"+s.token+"/", http.StatusPermanentRedirect)
+				return
+			}
 			http.NotFound(w, req)
 			return
 		}

@@ -409,6 +409,11 @@ func TestRenderWidget(t *testing.T) {
 		map[string]any{"title": "燕南", "value": "573 人", "n": 573},
 		map[string]any{"title": "佟园", "value": "? 人", "n": nil},
 	}}, ui)
+	// an object lists its values in key order; max bounds the items
+	ui, err = devserver.RenderWidget(context.Background(), "widgets/m.json", []byte(`{"type": "list", "items": "${ .m }", "max": 2, "item": {"title": "${ . }"}}`),
+		map[string]any{"m": map[string]any{"b": "二", "a": "一", "c": "三"}})
+	require.NoError(t, err)
+	assert.Equal(t, []any{map[string]any{"title": "一"}, map[string]any{"title": "二"}}, ui.(map[string]any)["items"])
 	_, err = devserver.RenderWidget(context.Background(), "widgets/x.json", []byte(`{"title": "${ .a[ }"}`), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "widgets/x.json:1:")
@@ -568,4 +573,46 @@ func TestSaveRunAsTestCase(t *testing.T) {
 	assert.False(t, rec.Saveable)
 	code, body = f.post(t, "api/save", `{"run":"`+rec.ID+`","file":"tests/bad.yaml"}`)
 	assert.Equal(t, http.StatusConflict, code, body)
+}
+
+// Only the newest recordings are kept for saving; an older run is refused
+// with a message that says so, and the kept runs are bounded.
+func TestKeptRunsAreBounded(t *testing.T) {
+	f := newFixture(t, nil)
+	var ids []string
+	for i := 0; i < devserver.MaxKeptRuns+2; i++ {
+		code, body := f.post(t, "api/run", `{"tool":"balance","input":{"unit":"fen"}}`)
+		require.Equal(t, http.StatusOK, code, body)
+		var rec struct{ ID string }
+		require.NoError(t, json.Unmarshal([]byte(body), &rec))
+		ids = append(ids, rec.ID)
+	}
+	var st struct{ Runs []struct{ ID string } }
+	_, state := f.get(t, "api/state")
+	require.NoError(t, json.Unmarshal([]byte(state), &st))
+	assert.Len(t, st.Runs, devserver.MaxKeptRuns)
+	code, body := f.post(t, "api/save", `{"run":"`+ids[0]+`","file":"tests/old.yaml"}`)
+	assert.Equal(t, http.StatusNotFound, code, body)
+	old := ids[len(ids)-devserver.MaxKeptRecordings-1]
+	code, body = f.post(t, "api/save", `{"run":"`+old+`","file":"tests/old.yaml"}`)
+	assert.Equal(t, http.StatusConflict, code, body)
+	assert.Contains(t, body, "not kept for saving")
+	code, body = f.post(t, "api/save", `{"run":"`+ids[len(ids)-devserver.MaxKeptRecordings]+`","file":"tests/kept.yaml"}`)
+	assert.Equal(t, http.StatusOK, code, body)
+}
+
+// The bare token redirects to the page; anything else without the token
+// is not found.
+func TestBareTokenRedirects(t *testing.T) {
+	f := newFixture(t, nil)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(f.web.URL + "/" + f.srv.Token())
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusPermanentRedirect, resp.StatusCode)
+	assert.Equal(t, "/"+f.srv.Token()+"/", resp.Header.Get("Location"))
+	resp, err = c.Get(f.web.URL + "/" + f.srv.Token()[1:])
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/pkuinfo/harness/internal/diag"
@@ -120,7 +122,9 @@ func decodeResult(rec *runRecord) (any, string) {
 // a `${ JQ }` template compiled by the engine's step compiler (a string
 // that is exactly one `${ JQ }` keeps its value's JSON type), evaluated on
 // the data; an object with "items" and "item" renders "item" once per
-// element of its rendered "items". name places the template's problems.
+// element of its rendered "items" (an object's values in key order), at
+// most "max" of them (docs/plugin-format.md, "Widgets"). name places the
+// template's problems.
 func RenderWidget(ctx context.Context, name string, tmpl []byte, data any) (any, error) {
 	var l diag.List
 	doc := yamlx.Parse(name, tmpl, 1, nil, yamlx.Limits{MaxBytes: manifest.MaxWidgetBytes, MaxKeys: 20000, MaxDepth: 64}, &l)
@@ -203,12 +207,20 @@ func (r *widgetRenderer) render(ctx context.Context, w *wnode, data any) (any, e
 			out[k] = v
 		}
 		if item != nil {
-			list, ok := out["items"].([]any)
-			if !ok {
-				if out["items"] != nil {
-					return nil, fmt.Errorf("%s: items must give a list to render item for each, not %T", w.pos, out["items"])
+			var list []any
+			switch x := out["items"].(type) {
+			case []any:
+				list = x
+			case map[string]any: // an object lists its values, in key order
+				for _, k := range slices.Sorted(maps.Keys(x)) {
+					list = append(list, x[k])
 				}
-				list = nil
+			case nil:
+			default:
+				return nil, fmt.Errorf("%s: items must give a list to render item for each, not %T", w.pos, out["items"])
+			}
+			if max, ok := out["max"].(int); ok && max > 0 && len(list) > max {
+				list = list[:max] // the app shows at most max
 			}
 			rendered := make([]any, 0, len(list))
 			for _, e := range list {

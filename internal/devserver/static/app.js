@@ -243,7 +243,8 @@ function showRun(r) {
   if (r.traceCut) $("trace").append(el("li", { class: "desc", text: "… the trace was cut at 8 MiB" }));
   const save = $("save");
   save.hidden = !(state.doc && state.doc.canSave && r.saveable);
-  $("save-status").textContent = "";
+  $("save-status").className = "run-status";
+  $("save-status").textContent = r.note || "";
   if (!$("save-name").value) $("save-name").value = `tests/${r.tool}-recorded.yaml`;
 }
 
@@ -415,10 +416,11 @@ function renderUI(ui) {
         it.value !== undefined ? el("span", { class: "v", text: text(it.value) }) : null,
         it.badge ? el("span", { class: "badge", text: text(it.badge) }) : null));
     }
-    if (!ui.items.length) ul.append(el("li", { class: "w-sub", text: "(no items)" }));
+    if (!ui.items.length) ul.append(el("li", { class: "w-sub", text: ui.empty ? text(ui.empty) : "(no items)" }));
     box.append(ul);
   }
-  const known = new Set(["type", "title", "subtitle", "value", "badge", "items"]);
+  if (ui.footnote) box.append(el("div", { class: "w-sub", text: text(ui.footnote) }));
+  const known = new Set(["type", "title", "subtitle", "value", "badge", "items", "empty", "max", "footnote"]);
   const rest = Object.keys(ui).filter((k) => !known.has(k));
   if (rest.length) box.append(el("details", {}, el("summary", { text: "other fields" }), el("pre", { text: JSON.stringify(Object.fromEntries(rest.map((k) => [k, ui[k]])), null, 2) })));
   return box;
