@@ -79,9 +79,14 @@ func (r *Registry) Spec(kind string) (Spec, bool) {
 
 // modifierDecl declares the keys every step may carry beside its kind.
 var modifierDecl = &yamlx.Decl{Name: "a step", Fields: []yamlx.Field{
-	{Name: "as", Type: NameType, Doc: "Binds the step's output to $NAME for every later step."},
-	{Name: "if", Type: JQType, Doc: "A jq condition: the step runs only when its first result is neither false nor null."},
+	{Name: "as", Type: NameType, Doc: "Binds the step's output to $NAME for every later step ([A-Za-z_][A-Za-z0-9_]*; input and prefs are reserved). " +
+		"Binding a name again replaces its value."},
+	{Name: "if", Type: JQType, Doc: "A jq condition: the step runs only when its first result is neither false nor null. " +
+		"A skipped step binds its as name to null and passes . through unchanged."},
 }}
+
+// Modifiers are the declared keys every step may carry beside its kind.
+func Modifiers() []yamlx.Field { return slices.Clone(modifierDecl.Fields) }
 
 // stepDecl declares a step: the modifiers and one key per kind, whose
 // value the kind decodes. It is built once per set of kinds.

@@ -14,14 +14,6 @@ import (
 
 func init() { register(85, newExplainCmd) }
 
-// modifierDocs explain the keys every step may carry beside its kind.
-var modifierDocs = map[string]string{
-	"as": "as: NAME binds the step's output to $NAME for every later step ([A-Za-z_][A-Za-z0-9_]*; input and prefs are reserved). " +
-		"Binding a name again replaces its value.",
-	"if": "if: JQ runs the step only when the condition's first result is neither false nor null. " +
-		"A skipped step passes . through unchanged and binds its as name to null.",
-}
-
 func newExplainCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "explain [KIND]",
@@ -37,13 +29,18 @@ default, meaning) and an example, as docs/plugin-format.md has it.`,
 				return nil
 			}
 			kind := args[0]
-			if doc, ok := modifierDocs[kind]; ok {
-				fmt.Fprintf(app.Stdout, "%s is a modifier any step may carry, not a kind.\n\n%s\n", kind, wrap(doc, 80, ""))
-				return nil
+			for _, m := range steps.Modifiers() {
+				if m.Name == kind {
+					fmt.Fprintf(app.Stdout, "%s is a modifier any step may carry, not a kind.\n\n%s\n", kind, wrap(m.Name+" ("+m.Type.Name()+"): "+m.Doc, 80, ""))
+					return nil
+				}
 			}
 			spec, ok := r.Spec(kind)
 			if !ok {
-				known := append(r.Kinds(), "as", "if")
+				known := r.Kinds()
+				for _, m := range steps.Modifiers() {
+					known = append(known, m.Name)
+				}
 				if s := yamlx.Suggest(kind, known); s != "" {
 					return Exitf(ExitUsage, "unknown step kind %q (did you mean %q?)", kind, s)
 				}

@@ -66,6 +66,7 @@ func TestExplainModifier(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "if is a modifier")
 	assert.Contains(t, out, "binds its as name to null")
+	assert.Contains(t, out, "if (jq): A jq condition")
 }
 
 func TestExplainUnknown(t *testing.T) {
