@@ -39,10 +39,20 @@ func TestPluginSchemaCurrent(t *testing.T) {
 		"go test ./manifest -run TestPluginSchemaCurrent -update"))
 }
 
-// Every key of the generated schemas says what it is: hovering it in an
-// editor explains it.
-func TestPluginSchemaDescribesEveryKey(t *testing.T) {
-	doc, _ := loadSchema(t, "plugin.schema.json")
+// Every key of the generated schemas of the front matter, test, services
+// and secrets files says what it is: hovering it in an editor explains it.
+func TestSchemasDescribeEveryKey(t *testing.T) {
+	for file, min := range map[string]int{"plugin.schema.json": 50, "test.schema.json": 30, "services.schema.json": 15, "secrets.schema.json": 2} {
+		doc, _ := loadSchema(t, file)
+		assert.NotEmpty(t, doc["title"], file)
+		assert.NotEmpty(t, doc["description"], file)
+		assert.GreaterOrEqual(t, describedKeys(t, file, doc), min, file)
+	}
+}
+
+// describedKeys walks a schema's properties, asserting each has a
+// description, and counts them.
+func describedKeys(t *testing.T, file string, doc map[string]any) int {
 	n := 0
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
@@ -54,7 +64,7 @@ func TestPluginSchemaDescribesEveryKey(t *testing.T) {
 			for k, p := range props {
 				n++
 				pm := p.(map[string]any)
-				assert.NotEmpty(t, pm["description"], "%s.%s has no description", path, k)
+				assert.NotEmpty(t, pm["description"], "%s: %s.%s has no description", file, path, k)
 				walk(path+"."+k, p)
 			}
 		}
@@ -73,7 +83,7 @@ func TestPluginSchemaDescribesEveryKey(t *testing.T) {
 		}
 	}
 	walk("", doc)
-	assert.Greater(t, n, 50)
+	return n
 }
 
 func asSlice(v any) []any { s, _ := v.([]any); return s }
