@@ -204,6 +204,10 @@ type Call struct {
 	// KV is the plugin's store (nil: the home folder's, when the document
 	// has the kv ability).
 	KV steps.KV
+	// Actor is who calls ($actor; "" is the user) and Turn the agent's
+	// turn ($turn; nil outside one).
+	Actor registry.Actor
+	Turn  *registry.TurnInfo
 	// Trace, when set, receives the trace: a line per request and per
 	// step, or with TraceMode one JSON object per event.
 	Trace     io.Writer
@@ -227,8 +231,15 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	if c.Wrap != nil {
 		road = c.Wrap(call)
 	}
-	opts := make([]interpreter.RunOption, 0, 8) // room for every option below
+	opts := make([]interpreter.RunOption, 0, 9) // room for every option below
 	opts = append(opts, interpreter.WithTransport(road), interpreter.WithRedact(call.Redact))
+	if c.Actor != "" || c.Turn != nil {
+		var turn *interpreter.Turn
+		if c.Turn != nil {
+			turn = &interpreter.Turn{SessionID: c.Turn.SessionID, Tainted: c.Turn.Tainted, UserAsked: c.Turn.UserAsked}
+		}
+		opts = append(opts, interpreter.WithCaller(string(c.Actor), turn))
+	}
 	if c.Checked {
 		opts = append(opts, interpreter.WithCheckedInput())
 	}
@@ -306,7 +317,8 @@ func (h *Host) store(d *Document, c Call) (steps.KV, error) {
 // model's copy cut to the output limit and the whole one for the user
 // (registry.Output).
 func (d *Document) RunTool(ctx context.Context, req registry.RunRequest) (any, error) {
-	res, err := d.Run(ctx, Call{Tool: req.Tool, Input: req.Input, Checked: true, Trust: req.Trust, Prefs: req.Prefs})
+	res, err := d.Run(ctx, Call{Tool: req.Tool, Input: req.Input, Checked: true, Trust: req.Trust, Prefs: req.Prefs,
+		Actor: req.Actor, Turn: req.Turn})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,12 @@ import (
 	"github.com/pkuinfo/harness/steps"
 )
 
+// VisibleVars are the variables every step may read, in slot order: the
+// input, the preferences, who calls ($actor: user, agent or scheduler) and
+// the agent's turn ($turn: {sessionId, tainted, userAsked}, null outside
+// one), as the reference's ToolContext gives them.
+var VisibleVars = []string{"input", "prefs", "actor", "turn"}
+
 // Program is a document's tools, compiled once. It is immutable and safe
 // for concurrent runs.
 type Program struct {
@@ -53,7 +59,7 @@ func Compile(p *manifest.Plugin, opts ...Option) (*Program, diag.List) {
 		var tl diag.List
 		lim := toolLimits(t.Doc, t.Limits, cfg.limits, &tl)
 		c := &steps.Compiler{
-			Doc: t.Doc, L: &tl, Scope: steps.NewScope("input", "prefs"), Limits: &lim,
+			Doc: t.Doc, L: &tl, Scope: steps.NewScope(VisibleVars...), Limits: &lim,
 			Registry: cfg.registry, Plugin: p, AuthHeaders: cfg.authHeaders,
 		}
 		block := c.Block(t.Steps, "steps")
@@ -198,7 +204,15 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	defer unwatchHeap(&s.watch)
 	f := &s.frame
 	f.Vars = make([]any, s.tool.slots)
-	f.Vars[0], f.Vars[1] = input, prefs
+	actor := s.cfg.actor
+	if actor == "" {
+		actor = "user"
+	}
+	var turn any
+	if s.cfg.turn != nil {
+		turn = s.cfg.turn
+	}
+	f.Vars[0], f.Vars[1], f.Vars[2], f.Vars[3] = input, prefs, actor, turn
 	f.Transport = s.cfg.transport
 	if s.cfg.reqTrace != nil && f.Transport != nil {
 		f.Transport = tracedTransport{f.Transport, s.cfg.reqTrace}

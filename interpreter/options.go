@@ -48,10 +48,33 @@ type runConfig struct {
 	reqTrace  func(RequestEvent) // WithRequestTrace (trace.go)
 	redact    func(string) string
 	checked   bool
+	actor     string         // $actor; "user" when unset
+	turn      map[string]any // $turn; null when unset
 }
 
 // WithTransport sets the road out (a proxy call in production).
 func WithTransport(t steps.Transport) RunOption { return func(c *runConfig) { c.transport = t } }
+
+// WithCaller says who calls (the reference's ctx.actor: "user", "agent" or
+// "scheduler"; steps read it as $actor) and, for an agent's call inside a
+// chat turn, the turn (ctx.turn: $turn, {"sessionId", "tainted",
+// "userAsked"}; nil leaves $turn null).
+func WithCaller(actor string, turn *Turn) RunOption {
+	return func(c *runConfig) {
+		c.actor = actor
+		c.turn = nil
+		if turn != nil {
+			c.turn = map[string]any{"sessionId": turn.SessionID, "tainted": turn.Tainted, "userAsked": turn.UserAsked}
+		}
+	}
+}
+
+// Turn is what a step may know of the agent's turn a call is part of.
+type Turn struct {
+	SessionID string
+	Tainted   bool // earlier in this turn the agent read untrusted data
+	UserAsked bool // the user's own message in this turn asks to remember something
+}
 
 // WithKV gives the run the plugin's store; kv steps fail without one.
 func WithKV(kv steps.KV) RunOption { return func(c *runConfig) { c.kv = kv } }

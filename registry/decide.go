@@ -48,6 +48,11 @@ type Call struct {
 	Actor   Actor          // who calls; "" means User
 	Tainted bool           // the turn saw untrusted data
 	Input   map[string]any // nil means {}
+	// SessionID and UserAsked describe the agent's turn to the tool
+	// ($turn): the chat session, and whether the user's own message in
+	// this turn asks to remember something.
+	SessionID string
+	UserAsked bool
 }
 
 // Decision is the outcome of the permission rules for one call. Exactly one

@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"sync/atomic"
 
@@ -113,11 +115,15 @@ func (r *Registry) Invoke(ctx context.Context, c Call, ap Approver) (*Envelope, 
 	if c.Actor == "" {
 		c.Actor = User
 	}
-	return r.run(ctx, d.Tool, d.Input, c.Actor)
+	var turn *TurnInfo
+	if c.Actor == Agent {
+		turn = &TurnInfo{SessionID: pluginSessionID(c.SessionID, d.Tool.Plugin), Tainted: c.Tainted, UserAsked: c.UserAsked}
+	}
+	return r.run(ctx, d.Tool, d.Input, c.Actor, turn)
 }
 
 // run runs a permitted call and wraps the result.
-func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Actor) (*Envelope, error) {
+func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Actor, turn *TurnInfo) (*Envelope, error) {
 	if t.Serial {
 		select {
 		case t.sem <- struct{}{}:
@@ -137,7 +143,7 @@ func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Act
 			var prefs map[string]any
 			prefs, err = r.prefValues(t.doc)
 			if err == nil {
-				data, err = run.RunTool(ctx, RunRequest{Plugin: t.Plugin, Tool: t.Name, Input: input, Prefs: prefs, Actor: a, Trust: t.doc.Trust})
+				data, err = run.RunTool(ctx, RunRequest{Plugin: t.Plugin, Tool: t.Name, Input: input, Prefs: prefs, Actor: a, Trust: t.doc.Trust, Turn: turn})
 			}
 		}
 	}
@@ -168,4 +174,17 @@ func (r *Registry) runner(d *Document) (Runner, error) {
 		}
 	})
 	return d.runner, d.runErr
+}
+
+// pluginSessionID is the session id a plugin sees ($turn.sessionId): a
+// hash of the host's session id and the plugin's id, so that a plugin can
+// tell its calls of one session apart from another's without learning the
+// host's own id (which may be a capability, as an MCP session id is) or
+// matching its sessions with another plugin's. "" stays "".
+func pluginSessionID(session, plugin string) string {
+	if session == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte("pku-harness turn\x00" + plugin + "\x00" + session))
+	return base64.RawURLEncoding.EncodeToString(h[:16])
 }

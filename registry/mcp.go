@@ -225,7 +225,7 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 	}
 	r.Reload() // a long-lived server sees the user's latest modes
 	turn, sess := st.turn(req.Session)
-	call := Call{Tool: name, Actor: Agent, Tainted: turn.Tainted(), Input: input}
+	call := Call{Tool: name, Actor: Agent, Tainted: turn.Tainted(), Input: input, SessionID: sess}
 	ap := o.Approver
 	if ap == nil && !o.NoElicit {
 		d := r.Decide(call)

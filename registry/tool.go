@@ -37,6 +37,16 @@ type RunRequest struct {
 	Prefs  map[string]any // the plugin's preference values, defaults filled in
 	Actor  Actor
 	Trust  Trust // the document's: where its private data lives depends on it
+	// Turn is the agent's turn the call is part of (the reference's
+	// ctx.turn); nil for the user's and the scheduler's calls.
+	Turn *TurnInfo
+}
+
+// TurnInfo is what a tool may know of the agent's turn.
+type TurnInfo struct {
+	SessionID string
+	Tainted   bool
+	UserAsked bool
 }
 
 // Compiler makes the Runner of a document. It is called once per document,

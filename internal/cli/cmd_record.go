@@ -182,7 +182,8 @@ func recordTool(ctx context.Context, app *App, path, toolName string, f *recordF
 		printDiagnostics(app.Stderr, dl)
 		return Exitf(ExitFailed, "tool %q does not compile", toolName)
 	}
-	call := host.Call{Tool: toolName, Input: d.Input, Checked: true, Trust: registry.Trust(f.trust)}
+	call := host.Call{Tool: toolName, Input: d.Input, Checked: true, Trust: registry.Trust(f.trust),
+		Actor: registry.Actor(f.actor), Turn: callerTurn(f.actor, f.tainted)}
 	if prefsNeeded(p) && h.Home() != "" {
 		home := &registry.HomeStore{Dir: h.Home()}
 		if call.Prefs, err = home.Prefs(registry.PrefsKey(p.ID, call.Trust)); err != nil {

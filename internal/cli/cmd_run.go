@@ -156,7 +156,8 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		printDiagnostics(app.Stderr, l)
 		return Exitf(ExitFailed, "tool %q does not compile", toolName)
 	}
-	call := host.Call{Tool: toolName, Input: d.Input, Checked: true, Trust: registry.Trust(trust)}
+	call := host.Call{Tool: toolName, Input: d.Input, Checked: true, Trust: registry.Trust(trust),
+		Actor: registry.Actor(f.actor), Turn: callerTurn(f.actor, f.tainted)}
 	if traced {
 		call.Trace, call.TraceMode = app.Stderr, traceMode
 	}
@@ -279,3 +280,13 @@ func parseInput(s string) (any, error) {
 }
 
 func prefsNeeded(p *manifest.Plugin) bool { return len(p.Preferences) > 0 }
+
+// callerTurn is the turn $turn shows for a command-line call: an agent's
+// call is one turn of its own, tainted as --tainted says; the user's and
+// the scheduler's calls have none.
+func callerTurn(actor string, tainted bool) *registry.TurnInfo {
+	if actor != string(registry.Agent) {
+		return nil
+	}
+	return &registry.TurnInfo{Tainted: tainted}
+}
