@@ -1243,11 +1243,14 @@ func TestAuditInstallIDClash(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, []string{"canteen__crowd"}, toolNames(t, home, nil, "canteen"))
 
+	// A legacy id never hides a plugin that has the id (the reference):
+	// a document listing the bundled grades as a legacy id installs, and
+	// grades is still the bundled grades.
 	doc := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc("my-grades", "9.0.0", "legacy:\n  ids: [grades]\n")})
 	r = harness(t, home, nil, "install", doc, "--yes")
-	requireFailed(t, r, 1, "a bundled id as a legacy id")
-	require.Contains(t, r.stderr, "nothing installed")
-	requireNothingStored(t, home, "my-grades")
+	require.Equal(t, 0, r.code, "a bundled id as a legacy id: %s", r.stderr)
+	require.NotEmpty(t, toolNames(t, home, nil, "grades"))
+	require.NotContains(t, toolNames(t, home, nil, "grades"), "my-grades__read", "grades is not hidden")
 
 	first := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc("notes-x", "1.0.0", "legacy:\n  ids: [old-notes]\n")})
 	r = harness(t, home, nil, "install", first, "--yes")
@@ -1257,9 +1260,14 @@ func TestAuditInstallIDClash(t *testing.T) {
 		{"PLUGIN.md": fencedDoc("aaa-notes", "1.0.0", "legacy:\n  ids: [notes-x]\n")},
 	} {
 		r = harness(t, home, nil, "install", writeFiles(t, t.TempDir(), files), "--yes")
-		requireFailed(t, r, 1, "a clash with an installed document")
-		require.Equal(t, []string{"notes-x"}, listIDs(t, home, nil))
+		require.Equal(t, 0, r.code, "an id another lists as legacy, an installed id as a legacy id: both install: %s", r.stderr)
 	}
+	require.Equal(t, []string{"aaa-notes", "my-grades", "notes-x", "old-notes"}, listIDs(t, home, nil))
+	// two documents listing one legacy id is still a clash
+	r = harness(t, home, nil, "install", writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": fencedDoc("twin-notes", "1.0.0", "legacy:\n  ids: [old-notes]\n")}), "--yes")
+	requireFailed(t, r, 1, "a legacy id another document lists")
+	require.Contains(t, r.stderr, "nothing installed")
+	require.Equal(t, []string{"aaa-notes", "my-grades", "notes-x", "old-notes"}, listIDs(t, home, nil), "twin-notes is not stored")
 }
 
 // The services and secrets files exactly as the contract shows them (and

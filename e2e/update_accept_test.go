@@ -109,12 +109,14 @@ func TestRedteam2AcceptCannotPushOutAnother(t *testing.T) {
 	rep := r.update(t, 24*time.Hour, "taker")
 	require.Equal(t, "pending", rep["status"], "%v", rep)
 
+	// A legacy id never hides a plugin that has the id (the reference), so
+	// the update may be accepted, and it pushes nothing out: victim stays
+	// victim.
 	res = harness(t, r.home, r.at(25*time.Hour), "accept", "taker")
-	require.Equal(t, 1, res.code, "accept must refuse: %s", res.stdout)
-	require.Contains(t, res.stderr, "victim")
+	require.Equal(t, 0, res.code, "accept: %s %s", res.stdout, res.stderr)
 	e := rtState(t, r.home, "taker")
-	require.Equal(t, "1.0.0", e["version"])
-	require.NotNil(t, e["pending"], "the pending update stays for the user to see")
+	require.Equal(t, "1.1.0", e["version"])
+	require.NotNil(t, rtState(t, r.home, "victim"), "victim is still installed")
 
 	res = harness(t, r.home, nil, "tools", "--json")
 	require.Equal(t, 0, res.code, res.stderr)
@@ -129,6 +131,9 @@ func TestRedteam2AcceptCannotPushOutAnother(t *testing.T) {
 	}
 	require.Contains(t, ids, "victim")
 	require.Contains(t, ids, "taker")
+	names, _ := rt2MCP(t, r.home, nil)
+	require.Contains(t, names, "victim__pay", "the old id reaches the plugin that has it")
+	require.Contains(t, names, "taker__pay")
 }
 
 // rt2MCP runs harness mcp in home, lists the tools and calls each of calls
