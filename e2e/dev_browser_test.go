@@ -91,7 +91,9 @@ func TestDevPageInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "dev", doc, "--campus", "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
+	// The simulated campus's crowds follow its clock: breakfast in Beijing,
+	// when six canteens are open and 佟园 and 新勺园 are closed.
+	cmd.Env = append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1", "HARNESS_NOW=2026-12-01T23:42:00Z")
 	cmd.Stderr = &testLog{t: t, prefix: "harness dev: "}
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
