@@ -39,7 +39,7 @@ func TestLintChecksWidgets(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stderr)
 	for _, want := range []string{
 		"widgets/a.json:1:56: jq syntax error", // inside "${ .listings[ }"
-		`widgets/b.json:2:11: widget b: unknown element type "lst" (known: card or list); did you mean "list"?`,
+		`widgets/b.json:2:11: warning: widget b: unknown element type "lst" (known: card or list); did you mean "list"?`,
 		`widgets/c.json:2:2: widget c (card): unknown key "titel" (did you mean "title"?)`,
 		`widgets/c.json:2:31: widget c (card) value must be a string`,
 		`widgets/c.json:1:1: widget c (card) needs "title"`,
@@ -57,4 +57,18 @@ func TestLintChecksWidgets(t *testing.T) {
 	r = harness(t, home, nil, "lint", single)
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "PLUGIN.md:18:26: jq syntax error")
+
+	// An element type the format does not know (a document written before
+	// it was documented) is a warning, so the document still installs; its
+	// templates are still compiled.
+	older := writeFiles(t, filepath.Join(t.TempDir(), "older"), map[string]string{
+		"PLUGIN.md": front, "tools/listings.yaml": tool, "widgets/t.json": `{"type":"text","text":"hi ${ .listings | length }"}`})
+	r = harness(t, home, nil, "lint", older)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, `widgets/t.json:1:9: warning: widget t: unknown element type "text"`)
+	broken := writeFiles(t, filepath.Join(t.TempDir(), "broken"), map[string]string{
+		"PLUGIN.md": front, "tools/listings.yaml": tool, "widgets/t.json": `{"type":"text","text":"hi ${ .listings[ }"}`})
+	r = harness(t, home, nil, "lint", broken)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "jq syntax error")
 }

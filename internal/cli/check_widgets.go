@@ -113,11 +113,15 @@ func checkElement(c *steps.Compiler, d *yamlx.Doc, n *yaml.Node, what string, l 
 			}
 			typ = v.Value
 			if _, ok := widgetTypes[typ]; !ok {
+				// A warning, not an error: widget files of documents written
+				// before the format was documented must keep installing. Their
+				// templates are still compiled.
 				msg := fmt.Sprintf("%s: unknown element type %q (known: %s)", what, typ, typeNames())
 				if s := yamlx.Suggest(typ, typeList()); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
 				}
-				l.Errorf(d.NodePos(v), "%s", msg)
+				l.Warnf(d.NodePos(v), "%s", msg)
+				compileTemplates(c, n, what)
 				return
 			}
 		}
@@ -127,6 +131,25 @@ func checkElement(c *steps.Compiler, d *yamlx.Doc, n *yaml.Node, what string, l 
 		return
 	}
 	checkKeys(c, d, n, what+" ("+typ+")", widgetTypes[typ], widgetRequired[typ], true, l)
+}
+
+// compileTemplates compiles every string under n that holds a ${ }
+// template, for an element whose type the format does not know.
+func compileTemplates(c *steps.Compiler, n *yaml.Node, what string) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!str" && strings.Contains(n.Value, "${") {
+			c.CompileTemplate(n, what, steps.Text)
+		}
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			compileTemplates(c, n.Content[i], what+" "+n.Content[i-1].Value)
+		}
+	case yaml.SequenceNode:
+		for _, e := range n.Content {
+			compileTemplates(c, e, what)
+		}
+	}
 }
 
 // checkKeys checks a mapping's keys against keys, and each value's type.
