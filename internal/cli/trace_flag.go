@@ -30,7 +30,9 @@ func (t *traceFlags) split(args []string, want int) (rest []string, value string
 	if t.trace != "on" || len(args) != want+1 {
 		return args, ""
 	}
-	for _, i := range []int{len(args) - 1, 0} {
+	// First the first argument (`--trace json DOC TOOL`), then the last
+	// (`DOC TOOL --trace full`).
+	for _, i := range []int{0, len(args) - 1} {
 		if args[i] == "full" || args[i] == "json" {
 			return append(append([]string(nil), args[:i]...), args[i+1:]...), args[i]
 		}
