@@ -62,17 +62,7 @@ Exit 0 written; 1 the run failed or cannot be recorded (nothing written); 2 usag
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.input, "input", "{}", "the tool's input, a JSON object")
-	fl.StringVar(&f.actor, "actor", "user", "who calls: user, agent or scheduler")
-	fl.BoolVar(&f.tainted, "tainted", false, "the turn read untrusted content")
-	fl.BoolVar(&f.approve, "approve", false, "answer yes where the rules would ask")
-	fl.StringVar(&f.trust, "trust", "community", "trust of the document: official or community")
-	fl.StringVar(&f.services, "services", "", "campus service catalogue entries (YAML), over the built-in ones")
-	fl.StringVar(&f.secrets, "secrets", "", "session credentials per campus service (YAML)")
-	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
-	f.trace.add(fl)
-	fl.StringVar(&f.ca, "ca", "", "PEM certificates trusted, beside the system roots, for the hosts --resolve maps only")
-	fl.BoolVar(&f.campus, "campus", false, "run against the simulated campus started in this process (its services and a demo session)")
+	f.add(fl, "trust of the document: official or community")
 	fl.StringVarP(&f.out, "output", "o", "", "the test file to write, relative to the document's folder (default tests/TOOL.yaml)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing test file")
 	fl.StringArrayVar(&f.scrub, "scrub", nil, "a personal value to replace by a placeholder (repeatable)")

@@ -14,6 +14,7 @@ import (
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/steps"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { register(50, newRunCmd) }
@@ -57,20 +58,24 @@ or tool, bad flags, input failing the schema); 3: refused by the permission rule
 			return runTool(cmd.Context(), app, args[0], args[1], &f)
 		},
 	}
-	fl := cmd.Flags()
+	f.add(cmd.Flags(), "trust of a local document: official or community")
+	cmd.Flags().BoolVar(&f.full, "full", false, "print the whole result, not the model's copy cut to the output limit")
+	return cmd
+}
+
+// add registers the flags of a command that runs one tool (run, record).
+func (f *runFlags) add(fl *pflag.FlagSet, trustDoc string) {
 	fl.StringVar(&f.input, "input", "{}", "the tool's input, a JSON object")
 	fl.StringVar(&f.actor, "actor", "user", "who calls: user, agent or scheduler")
 	fl.BoolVar(&f.tainted, "tainted", false, "the turn read untrusted content")
 	fl.BoolVar(&f.approve, "approve", false, "answer yes where the rules would ask")
-	fl.StringVar(&f.trust, "trust", "community", "trust of a local document: official or community")
+	fl.StringVar(&f.trust, "trust", "community", trustDoc)
 	fl.StringVar(&f.services, "services", "", "campus service catalogue entries (YAML), over the built-in ones")
 	fl.StringVar(&f.secrets, "secrets", "", "session credentials per campus service (YAML)")
 	fl.StringArrayVar(&f.resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for a declared web origin (repeatable)")
 	f.trace.add(fl)
 	fl.StringVar(&f.ca, "ca", "", "PEM certificates trusted, beside the system roots, for the hosts --resolve maps only")
-	fl.BoolVar(&f.full, "full", false, "print the whole result, not the model's copy cut to the output limit")
 	fl.BoolVar(&f.campus, "campus", false, "run against the simulated campus started in this process (its services and a demo session)")
-	return cmd
 }
 
 func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) error {
