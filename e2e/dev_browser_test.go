@@ -267,9 +267,26 @@ func browser(t *testing.T, ctx context.Context, exe string) (context.Context, co
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1400, 1000),
 	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	return bctx, func() { bcancel(); acancel() }
+	// The browser is started here, so that a start that fails (Chromium
+	// now and then exits before it prints its DevTools address when the
+	// machine is busy: "chrome failed to start") is retried, a few times,
+	// rather than failing the page's test.
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+		bctx, bcancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+		if err = chromedp.Do(bctx); err == nil {
+			return bctx, func() { bcancel(); acancel() }
+		}
+		bcancel()
+		acancel()
+		t.Logf("starting chromium, attempt %d: %v", attempt, err)
+		if !strings.Contains(err.Error(), "chrome failed to start") {
+			break
+		}
+	}
+	require.NoError(t, err, "starting chromium")
+	return nil, nil
 }
 
 // pngOf checks the screenshot is a PNG.
