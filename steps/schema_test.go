@@ -1,12 +1,10 @@
 package steps_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -241,100 +239,4 @@ func roundTrip(t *testing.T, v any) any {
 	var out any
 	require.NoError(t, json.Unmarshal(j, &out))
 	return out
-}
-
-// encodeSchema writes a schema as indented JSON: keys in a reader's order
-// ($schema, $id, title, description, $ref, type first, $defs last, the rest
-// sorted), and any object or array whose compact form fits the line on one
-// line.
-func encodeSchema(v any) string {
-	var b bytes.Buffer
-	writeJSON(&b, v, 0, 0, false)
-	b.WriteByte('\n')
-	return b.String()
-}
-
-const lineWidth = 100
-
-var keyRank = map[string]int{"$schema": -6, "$id": -5, "title": -4, "description": -3, "$ref": -2, "type": -1, "$defs": 1}
-
-// nameMaps hold names (of properties, of definitions), not keywords: their
-// keys are sorted plainly.
-var nameMaps = map[string]bool{"properties": true, "$defs": true, "patternProperties": true, "dependentSchemas": true}
-
-func writeJSON(b *bytes.Buffer, v any, depth, used int, names bool) {
-	if c := compact(v, names); depth*2+used+len(c) <= lineWidth {
-		b.WriteString(c)
-		return
-	}
-	pad := strings.Repeat("  ", depth+1)
-	switch x := v.(type) {
-	case map[string]any:
-		b.WriteString("{\n")
-		keys := sortedKeys(x, names)
-		for i, k := range keys {
-			key := compact(k, false) + ": "
-			b.WriteString(pad + key)
-			writeJSON(b, x[k], depth+1, len(key), !names && nameMaps[k])
-			if i < len(keys)-1 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString(pad[2:] + "}")
-	case []any:
-		b.WriteString("[\n")
-		for i, e := range x {
-			b.WriteString(pad)
-			writeJSON(b, e, depth+1, 0, false)
-			if i < len(x)-1 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString(pad[2:] + "]")
-	default:
-		b.WriteString(compact(v, false))
-	}
-}
-
-func compact(v any, names bool) string {
-	switch x := v.(type) {
-	case map[string]any:
-		parts := make([]string, 0, len(x))
-		for _, k := range sortedKeys(x, names) {
-			parts = append(parts, compact(k, false)+": "+compact(x[k], !names && nameMaps[k]))
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	case []any:
-		parts := make([]string, 0, len(x))
-		for _, e := range x {
-			parts = append(parts, compact(e, false))
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	default:
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(v)
-		return strings.TrimSuffix(b.String(), "\n")
-	}
-}
-
-func sortedKeys(m map[string]any, names bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if names {
-			return keys[i] < keys[j]
-		}
-		ri, rj := keyRank[keys[i]], keyRank[keys[j]]
-		if ri != rj {
-			return ri < rj
-		}
-		return keys[i] < keys[j]
-	})
-	return keys
 }
