@@ -76,18 +76,7 @@ func recordTool(ctx context.Context, app *App, path, toolName string, f *recordF
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	switch f.actor {
-	case "user", "agent", "scheduler":
-	default:
-		return Exitf(ExitUsage, "--actor must be user, agent or scheduler, not %q", f.actor)
-	}
-	if f.trust != "official" && f.trust != "community" {
-		return Exitf(ExitUsage, "--trust must be official or community, not %q", f.trust)
-	}
-	if _, err := parseResolve(f.resolve); err != nil {
-		return Exit(ExitUsage, err)
-	}
-	traceMode, traced, err := f.trace.mode()
+	traceMode, traced, err := f.check()
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/host"
+	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/proxy"
 	"github.com/pkuinfo/harness/registry"
@@ -63,6 +64,23 @@ or tool, bad flags, input failing the schema); 3: refused by the permission rule
 	return cmd
 }
 
+// check refuses bad values of the shared flags (exit 2) and returns the
+// trace mode.
+func (f *runFlags) check() (interpreter.TraceMode, bool, error) {
+	switch f.actor {
+	case "user", "agent", "scheduler":
+	default:
+		return 0, false, Exitf(ExitUsage, "--actor must be user, agent or scheduler, not %q", f.actor)
+	}
+	if f.trust != "official" && f.trust != "community" {
+		return 0, false, Exitf(ExitUsage, "--trust must be official or community, not %q", f.trust)
+	}
+	if _, err := parseResolve(f.resolve); err != nil {
+		return 0, false, Exit(ExitUsage, err)
+	}
+	return f.trace.mode()
+}
+
 // add registers the flags of a command that runs one tool (run, record).
 func (f *runFlags) add(fl *pflag.FlagSet, trustDoc string) {
 	fl.StringVar(&f.input, "input", "{}", "the tool's input, a JSON object")
@@ -82,18 +100,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	switch f.actor {
-	case "user", "agent", "scheduler":
-	default:
-		return Exitf(ExitUsage, "--actor must be user, agent or scheduler, not %q", f.actor)
-	}
-	if f.trust != "official" && f.trust != "community" {
-		return Exitf(ExitUsage, "--trust must be official or community, not %q", f.trust)
-	}
-	if _, err := parseResolve(f.resolve); err != nil {
-		return Exit(ExitUsage, err)
-	}
-	traceMode, traced, err := f.trace.mode()
+	traceMode, traced, err := f.check()
 	if err != nil {
 		return err
 	}
