@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -170,37 +170,23 @@ func Builtin() Catalogue {
 // replacing the one of the same name whole.
 func (c Catalogue) Merge(over Catalogue) Catalogue {
 	out := make(Catalogue, len(c)+len(over))
-	for k, v := range c {
-		out[k] = v
-	}
-	for k, v := range over {
-		out[k] = v
-	}
+	maps.Copy(out, c)
+	maps.Copy(out, over)
 	return out
 }
 
 // Names lists the catalogue's service names, sorted.
-func (c Catalogue) Names() []string {
-	out := make([]string, 0, len(c))
-	for k := range c {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (c Catalogue) Names() []string { return slices.Sorted(maps.Keys(c)) }
 
 // Validate checks every entry, as LoadServices does.
 func (c Catalogue) Validate() error {
-	var errs []string
+	var errs []error
 	for _, name := range c.Names() {
 		if _, err := compileService(name, c[name]); err != nil {
-			errs = append(errs, err.Error())
+			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "\n"))
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // maxConfigBytes bounds a services or secrets file.
@@ -238,7 +224,7 @@ var csrfDecl = &yamlx.Decl{Name: "csrf", Fields: []yamlx.Field{
 	{Name: "header", Type: yamlx.String{}, Doc: "The header the proxy copies it into (with cookie)."},
 }}
 
-// serviceNameRE is validName's rule, for the schema.
+// serviceNameRE is validName's rule (and the schema's).
 var serviceNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 
 // LoadServices reads a services file (CONTRACT.md): a YAML mapping from
@@ -246,16 +232,12 @@ var serviceNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 // anchors, aliases and tags are refused; every problem is reported as
 // FILE:LINE:COL: message.
 func LoadServices(path string) (Catalogue, error) {
-	src, err := readConfig(path)
+	var l diag.List
+	doc, err := loadConfig(path, 8, &l)
 	if err != nil {
 		return nil, err
 	}
-	var l diag.List
-	doc := yamlx.Parse(path, src, 1, nil, yamlx.Limits{MaxBytes: maxConfigBytes, MaxKeys: 20000, MaxDepth: 8}, &l)
 	if !doc.Safe() {
-		if l.HasErrors() {
-			return nil, &l
-		}
 		return Catalogue{}, nil
 	}
 	top, ok := doc.Mapping(doc.Root, "the services file", nil, &l)
@@ -282,10 +264,8 @@ func LoadServices(path string) (Catalogue, error) {
 			CSRF:    CSRF{Cookie: csrf.String("cookie"), Header: csrf.String("header")},
 			Headers: o.StringMap("headers"), Query: o.StringMap("query"), Concurrency: int(o.Int("concurrency")),
 			Entry: o.Strings("entry"), Networks: o.Strings("networks")}
-		if st, _ := login.Value("status").([]any); st != nil {
-			for _, v := range st {
-				s.Login.Status = append(s.Login.Status, int(v.(int64)))
-			}
+		for _, v := range asList(login.Value("status")) {
+			s.Login.Status = append(s.Login.Status, int(v.(int64)))
 		}
 		if js, _ := login.Value("json").([]yamlx.Entry); js != nil {
 			s.Login.JSON = map[string][]string{}
@@ -316,6 +296,22 @@ func ServicesSchema() map[string]any {
 	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/services.schema.json", "A services file (--services)",
 		"Campus services by name, each replacing the built-in entry of that name whole. Reference: docs/proxy.md.", root, g)
 }
+
+// loadConfig reads and parses a services or secrets file (a mapping at most
+// depth deep); the document is not Safe, with no error, when it is empty.
+func loadConfig(path string, depth int, l *diag.List) (*yamlx.Doc, error) {
+	src, err := readConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	doc := yamlx.Parse(path, src, 1, nil, yamlx.Limits{MaxBytes: maxConfigBytes, MaxKeys: 20000, MaxDepth: depth}, l)
+	if !doc.Safe() && l.HasErrors() {
+		return nil, l
+	}
+	return doc, nil
+}
+
+func asList(v any) []any { list, _ := v.([]any); return list }
 
 func readConfig(path string) ([]byte, error) {
 	// Checked before it is opened too: opening a named pipe waits for a
@@ -354,18 +350,7 @@ func unwrapPathError(err error) error {
 }
 
 // validName reports whether s is a service name: [a-z][a-z0-9-]*, at most 40.
-func validName(s string) bool {
-	if s == "" || len(s) > 40 || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func validName(s string) bool { return serviceNameRE.MatchString(s) }
 
 // origin is a parsed scheme://host:port.
 type origin struct {
@@ -381,14 +366,7 @@ func (o origin) hostport() string {
 
 func makeOrigin(scheme, host string, port int) origin {
 	o := origin{scheme: scheme, host: host, port: port}
-	h := host
-	if strings.IndexByte(h, ':') >= 0 {
-		h = "[" + h + "]"
-	}
-	o.str = scheme + "://" + h
-	if !(scheme == "https" && port == 443) && !(scheme == "http" && port == 80) {
-		o.str += ":" + strconv.Itoa(port)
-	}
+	o.str = scheme + "://" + urlHost(o)
 	return o
 }
 

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,16 +110,12 @@ func SecretsSchema() map[string]any {
 // service name to {cookies: {NAME: VALUE}, headers: {NAME: VALUE}}. Errors
 // name the file, line and column, never a value.
 func LoadSecrets(path string) (Secrets, error) {
-	src, err := readConfig(path)
+	var l diag.List
+	doc, err := loadConfig(path, 6, &l)
 	if err != nil {
 		return nil, err
 	}
-	var l diag.List
-	doc := yamlx.Parse(path, src, 1, nil, yamlx.Limits{MaxBytes: maxConfigBytes, MaxKeys: 20000, MaxDepth: 6}, &l)
 	if !doc.Safe() {
-		if l.HasErrors() {
-			return nil, &l
-		}
 		return Secrets{}, nil
 	}
 	read, _ := DecodeSecrets(yamlx.NewCtx(doc, &l, nil), doc.Root, "the secrets file")
@@ -197,23 +193,40 @@ func checkSecretValue(v string) error {
 	return nil
 }
 
-// MemoryKeystore is a keystore in memory: the --secrets file of one run.
-// Refreshed values are kept for the run only.
-type MemoryKeystore struct {
+// sessions is what both keystores hold: the sessions by service, under a
+// lock; a stored session is replaced, never modified.
+type sessions struct {
 	mu sync.RWMutex
 	m  Secrets
 }
 
+// Get implements Keystore.
+func (k *sessions) Get(service string) (*ServiceSecrets, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	ss, ok := k.m[service]
+	return ss, ok
+}
+
+// Services lists the services with a stored session.
+func (k *sessions) Services() []string {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return slices.Sorted(maps.Keys(k.m))
+}
+
+// MemoryKeystore is a keystore in memory: the --secrets file of one run.
+// Refreshed values are kept for the run only.
+type MemoryKeystore struct{ sessions }
+
 // MemKeystore makes a keystore from a secrets file's content (copied; header
 // names made canonical).
 func MemKeystore(s Secrets) *MemoryKeystore {
-	k := &MemoryKeystore{m: Secrets{}}
+	k := &MemoryKeystore{sessions{m: Secrets{}}}
 	for name, ss := range s {
-		c := &ServiceSecrets{Cookies: map[string]string{}, Headers: map[string]string{}}
+		c := merged(nil, nil)
 		if ss != nil {
-			for n, v := range ss.Cookies {
-				c.Cookies[n] = v
-			}
+			maps.Copy(c.Cookies, ss.Cookies)
 			for n, v := range ss.Headers {
 				c.Headers[http.CanonicalHeaderKey(n)] = v
 			}
@@ -221,14 +234,6 @@ func MemKeystore(s Secrets) *MemoryKeystore {
 		k.m[name] = c
 	}
 	return k
-}
-
-// Get implements Keystore.
-func (k *MemoryKeystore) Get(service string) (*ServiceSecrets, bool) {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	ss, ok := k.m[service]
-	return ss, ok
 }
 
 // Update implements Keystore: copy on write, so a value from Get never
@@ -240,36 +245,15 @@ func (k *MemoryKeystore) Update(service string, cookies map[string]string) error
 	return nil
 }
 
-// Services lists the services with a stored session.
-func (k *MemoryKeystore) Services() []string {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	return sortedKeys(k.m)
-}
-
+// merged is a copy of old (which may be nil) with cookies set.
 func merged(old *ServiceSecrets, cookies map[string]string) *ServiceSecrets {
 	n := &ServiceSecrets{Cookies: map[string]string{}, Headers: map[string]string{}}
 	if old != nil {
-		for k, v := range old.Cookies {
-			n.Cookies[k] = v
-		}
-		for k, v := range old.Headers {
-			n.Headers[k] = v
-		}
+		maps.Copy(n.Cookies, old.Cookies)
+		maps.Copy(n.Headers, old.Headers)
 	}
-	for k, v := range cookies {
-		n.Cookies[k] = v
-	}
+	maps.Copy(n.Cookies, cookies)
 	return n
-}
-
-func sortedKeys(m Secrets) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // FileKeystore is the keystore file in the home folder (keystore.json):
@@ -279,9 +263,8 @@ func sortedKeys(m Secrets) []string {
 // (keystore.json.lock beside it) that reads the file again, so no process
 // loses another's update.
 type FileKeystore struct {
+	sessions
 	path  string
-	mu    sync.RWMutex
-	m     Secrets
 	login *LoginInfo
 }
 
@@ -330,7 +313,7 @@ func OpenKeystore(path string) (*FileKeystore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FileKeystore{path: path, m: m, login: login}, nil
+	return &FileKeystore{sessions: sessions{m: m}, path: path, login: login}, nil
 }
 
 // readKeystore reads and checks the keystore file; a missing file is an
@@ -396,21 +379,6 @@ func readKeystore(path string) (Secrets, *LoginInfo, error) {
 
 // Path is the keystore file.
 func (k *FileKeystore) Path() string { return k.path }
-
-// Get implements Keystore.
-func (k *FileKeystore) Get(service string) (*ServiceSecrets, bool) {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	ss, ok := k.m[service]
-	return ss, ok
-}
-
-// Services lists the services with a stored session.
-func (k *FileKeystore) Services() []string {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	return sortedKeys(k.m)
-}
 
 // Update implements Keystore: merges the cookies into the service's
 // session as the file holds it now, and rewrites the file.
