@@ -110,17 +110,8 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 			starts = append(starts, i+1)
 		}
 	}
-	lineOf := func(off int) int { // 0-based line index in body
-		lo, hi := 0, len(starts)-1
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			if starts[mid] <= off {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
-		}
-		return lo
+	lineOf := func(off int) int { // 0-based line index in body: the last line starting at or before off
+		return sort.Search(len(starts), func(i int) bool { return starts[i] > off }) - 1
 	}
 	posOf := func(off int) diag.Pos {
 		li := lineOf(off)

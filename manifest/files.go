@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -31,14 +32,7 @@ const (
 type Files map[string][]byte
 
 // Names lists the paths sorted.
-func (f Files) Names() []string {
-	out := make([]string, 0, len(f))
-	for k := range f {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (f Files) Names() []string { return slices.Sorted(maps.Keys(f)) }
 
 // Size is the total of the files' bytes.
 func (f Files) Size() int {

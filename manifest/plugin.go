@@ -1,7 +1,9 @@
 package manifest
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
@@ -24,14 +26,7 @@ const (
 var Effects = []Effect{Read, Write, Money, Public}
 
 // Rank orders effects: read 0 < write 1 < money 2 < public 3; -1 if unknown.
-func (e Effect) Rank() int {
-	for i, x := range Effects {
-		if x == e {
-			return i
-		}
-	}
-	return -1
-}
+func (e Effect) Rank() int { return slices.Index(Effects, e) }
 
 // Mode is a permission mode for an effect.
 type Mode string
@@ -75,12 +70,12 @@ type Plugin struct {
 	KeyPos map[string]diag.Pos `json:"-"` // where each front-matter key is
 }
 
-// Tool returns the tool with that name.
 // Defines reports whether the document defines tool name, counting a tool
 // whose file does not parse (its error is reported once; what names it is
 // not reported again).
 func (p *Plugin) Defines(name string) bool { return p.Tool(name) != nil || p.Broken[name] }
 
+// Tool returns the tool with that name.
 func (p *Plugin) Tool(name string) *Tool {
 	for _, t := range p.Tools {
 		if t.Name == name {
@@ -91,14 +86,7 @@ func (p *Plugin) Tool(name string) *Tool {
 }
 
 // HasAbility reports whether the document declares an ability.
-func (p *Plugin) HasAbility(a string) bool {
-	for _, x := range p.Access.Abilities {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
+func (p *Plugin) HasAbility(a string) bool { return slices.Contains(p.Access.Abilities, a) }
 
 // Access is what a document declares it may reach. It is declared, never
 // inferred, and it is what review diffs.
@@ -145,10 +133,8 @@ func (o Origin) String() string {
 }
 
 func bracket(h string) string {
-	for i := 0; i < len(h); i++ {
-		if h[i] == ':' {
-			return "[" + h + "]"
-		}
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
 	}
 	return h
 }

@@ -109,16 +109,11 @@ func nodeAt(n *yaml.Node, loc []string) *yaml.Node {
 	for _, tok := range loc {
 		switch n.Kind {
 		case yaml.MappingNode:
-			found := false
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == tok {
-					n, found = n.Content[i+1], true
-					break
-				}
-			}
-			if !found {
+			v := yamlx.Lookup(n, tok)
+			if v == nil {
 				return n
 			}
+			n = v
 		case yaml.SequenceNode:
 			var idx int
 			if _, err := fmt.Sscan(tok, &idx); err != nil || idx < 0 || idx >= len(n.Content) {

@@ -58,16 +58,13 @@ func (c *stepCounter) apply(s *jsonschema.Schema, v any, chain int) {
 	}
 	c.left--
 	// in place: the same value
-	c.apply(s.Ref, v, chain+1)
-	c.apply(s.RecursiveRef, v, chain+1)
+	var dyn *jsonschema.Schema
 	if s.DynamicRef != nil {
-		c.apply(s.DynamicRef.Ref, v, chain+1)
+		dyn = s.DynamicRef.Ref
 	}
-	c.apply(s.Not, v, chain+1)
-	c.apply(s.If, v, chain+1)
-	c.apply(s.Then, v, chain+1)
-	c.apply(s.Else, v, chain+1)
-	c.apply(s.ContentSchema, v, chain+1)
+	for _, x := range [...]*jsonschema.Schema{s.Ref, s.RecursiveRef, dyn, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
+		c.apply(x, v, chain+1)
+	}
 	for _, l := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
 		for _, x := range l {
 			c.apply(x, v, chain+1)

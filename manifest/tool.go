@@ -168,6 +168,22 @@ func checkSchemaText(d *yamlx.Doc, n *yaml.Node, what string, l *diag.List) {
 	walk(n)
 }
 
+// checkFixedInput checks the input a data source or command (what) fixes
+// for tool t against the tool's input schema, at pos.
+func checkFixedInput(t *Tool, in map[string]any, pos diag.Pos, what string, l *diag.List) {
+	if t.InputSchema == nil {
+		return
+	}
+	if in == nil {
+		in = map[string]any{}
+	}
+	if err := CheckInputBounds(t.InputSchema, in); err != nil {
+		l.Errorf(pos, "%s, tool %q: %v", what, t.Name, err)
+	} else if err := t.InputSchema.Validate(in); err != nil {
+		l.Errorf(pos, "%s: its input does not fit tool %q: %s", what, t.Name, SchemaMessage(err))
+	}
+}
+
 // crossCheck checks references between parts: data sources and commands name
 // tools of the document, widgets name templates and data sources, settings
 // name preferences, translations and legacy maps name real tools.
@@ -182,36 +198,15 @@ func crossCheck(p *Plugin, l *diag.List) {
 			l.Errorf(ds.Pos, "data source %q names tool %q, whose effect is %s: data sources read only", ds.Name, ds.Tool, t.Effect)
 		case t.UserOnly:
 			l.Errorf(ds.Pos, "data source %q names a userOnly tool", ds.Name)
-		case t.InputSchema != nil:
-			in := ds.Input
-			if in == nil {
-				in = map[string]any{}
-			}
-			if err := CheckInputBounds(t.InputSchema, in); err != nil {
-				l.Errorf(ds.Pos, "data source %q, tool %q: %v", ds.Name, ds.Tool, err)
-			} else if err := t.InputSchema.Validate(in); err != nil {
-				l.Errorf(ds.Pos, "data source %q: its input does not fit tool %q: %s", ds.Name, ds.Tool, SchemaMessage(err))
-			}
+		default:
+			checkFixedInput(t, ds.Input, ds.Pos, "data source "+strconv.Quote(ds.Name), l)
 		}
 	}
 	for _, c := range p.Contributes.Commands {
-		t := p.Tool(c.Tool)
-		if t == nil {
-			if !p.Broken[c.Tool] {
-				l.Errorf(c.Pos, "command %q names tool %q, which the document does not define", c.Key, c.Tool)
-			}
-			continue
-		}
-		if t.InputSchema != nil {
-			in := c.Input
-			if in == nil {
-				in = map[string]any{}
-			}
-			if err := CheckInputBounds(t.InputSchema, in); err != nil {
-				l.Errorf(c.Pos, "command %q, tool %q: %v", c.Key, c.Tool, err)
-			} else if err := t.InputSchema.Validate(in); err != nil {
-				l.Errorf(c.Pos, "command %q: its input does not fit tool %q: %s", c.Key, c.Tool, SchemaMessage(err))
-			}
+		if t := p.Tool(c.Tool); t != nil {
+			checkFixedInput(t, c.Input, c.Pos, "command "+strconv.Quote(c.Key), l)
+		} else if !p.Broken[c.Tool] {
+			l.Errorf(c.Pos, "command %q names tool %q, which the document does not define", c.Key, c.Tool)
 		}
 	}
 	sources := map[string]bool{}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"cmp"
+	"maps"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -113,13 +114,7 @@ func (t choice) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	return nil, false
 }
 
-func (t choice) Schema(*yamlx.Gen) map[string]any {
-	vals := make([]any, len(t.Values))
-	for i, v := range t.Values {
-		vals[i] = v
-	}
-	return map[string]any{"enum": vals}
-}
+func (t choice) Schema(*yamlx.Gen) map[string]any { return yamlx.Enum{Values: t.Values}.Schema(nil) }
 
 func (t choice) Name() string { return strings.Join(t.Values, "|") }
 
@@ -163,9 +158,7 @@ type schemaPlus struct {
 
 func (t schemaPlus) Schema(g *yamlx.Gen) map[string]any {
 	out := t.Type.Schema(g)
-	for k, v := range t.Extra {
-		out[k] = v
-	}
+	maps.Copy(out, t.Extra)
 	return out
 }
 

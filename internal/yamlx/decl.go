@@ -260,14 +260,21 @@ func (c *Ctx) Within(decl *Decl, fn func()) {
 	fn()
 }
 
-func hasKey(n *yaml.Node, key string) bool {
+// Lookup is the value of key k in mapping n, or nil (also when n is not a
+// mapping).
+func Lookup(n *yaml.Node, k string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return true
+		if n.Content[i].Value == k {
+			return n.Content[i+1]
 		}
 	}
-	return false
+	return nil
 }
+
+func hasKey(n *yaml.Node, key string) bool { return Lookup(n, key) != nil }
 
 // unknown words the message for key k that decl does not have: where it
 // belongs when an enclosing declaration (or an inner one) has it, else the
