@@ -291,7 +291,7 @@ func parseFile(p *manifest.Plugin, b *manifest.Block, l *diag.List) *File {
 // that is half right never runs).
 func (ps *parser) parseCase(file *yamlx.Obj, n *yaml.Node, i int) *Case {
 	c := &Case{Pos: ps.c.Doc.NodePos(n), Name: "case " + strconv.Itoa(i+1)}
-	if v := mappingValue(n, "name"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
+	if v := yamlx.Lookup(n, "name"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
 		c.Name = v.Value
 	}
 	decl := *caseDecl
@@ -355,19 +355,6 @@ func fieldsOK(o *yamlx.Obj) bool {
 	return true
 }
 
-// mappingValue is the value of key k in mapping n, or nil.
-func mappingValue(n *yaml.Node, k string) *yaml.Node {
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == k {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
 func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
 // jsonMap is a mapping read as JSON data, integers beyond int64 kept exact.
@@ -378,20 +365,14 @@ func (jsonMap) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 		c.Errorf(n, "%s must be a mapping, not %s", what, yamlx.Describe(n))
 		return nil, false
 	}
-	v, ok := exactValue(c, n)
-	return v, ok
-}
-func (jsonMap) Schema(*yamlx.Gen) map[string]any { return map[string]any{"type": "object"} }
-func (jsonMap) Name() string                     { return "mapping" }
-
-// exactValue is a node's value with integers beyond int64 kept exact.
-func exactValue(c *yamlx.Ctx, n *yaml.Node) (any, bool) {
 	v, ok := c.Doc.Value(n, c.L)
 	if !ok {
 		return nil, false
 	}
 	return exactNumbers(n, v), true
 }
+func (jsonMap) Schema(*yamlx.Gen) map[string]any { return map[string]any{"type": "object"} }
+func (jsonMap) Name() string                     { return "mapping" }
 
 // secretsType is a test file's secrets: the secrets file's shape, each
 // value long enough to be redacted.
@@ -409,7 +390,7 @@ func (secretsType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 			for name, v := range vals {
 				if len(v) < 4 || strings.TrimSpace(v) != v {
 					ok = false
-					c.Errorf(mappingValue(n, k), "the value of %s of service %q must have at least 4 characters and no surrounding spaces (short values cannot be redacted)", name, k)
+					c.Errorf(yamlx.Lookup(n, k), "the value of %s of service %q must have at least 4 characters and no surrounding spaces (short values cannot be redacted)", name, k)
 				}
 			}
 		}
@@ -641,23 +622,16 @@ func (ps *parser) parseExpect(v any, n *yaml.Node, e *Expect) bool {
 	if o == nil {
 		return false
 	}
-	good := true
 	if len(n.Content) == 0 {
 		return ps.errorf(n, "expect needs output, jq, error, status, refused or kv")
 	}
+	good := fieldsOK(o) // a written key that did not decode spoils the case
 	if x, set := o.Get("output"); set {
 		e.Output, e.HasOutput = normalize(exactNumbers(x.Node, x.Value)), true
 	}
 	e.Status, e.Error, e.Refused = o.String("status"), o.String("error"), o.String("refused")
-	if x := o.NodeOf("error"); x != nil && x.Kind == yaml.ScalarNode && x.Value == "" && x.Tag == "!!str" {
-		good = ps.errorf(x, "error must be a part of the expected message, not empty")
-	} else if x != nil && !o.Has("error") {
-		good = false
-	}
-	for _, k := range []string{"output", "status", "refused"} {
-		if o.NodeOf(k) != nil && !o.Has(k) {
-			good = false
-		}
+	if x, set := o.Get("error"); set && x.Node.Kind == yaml.ScalarNode && x.Node.Value == "" && x.Node.Tag == "!!str" {
+		good = ps.errorf(x.Node, "error must be a part of the expected message, not empty")
 	}
 	if x, set := o.Get("kv"); set {
 		e.KV = x.Value.(map[string]any)
@@ -667,8 +641,6 @@ func (ps *parser) parseExpect(v any, n *yaml.Node, e *Expect) bool {
 		for k, v := range e.KV {
 			e.KV[k] = normalize(v)
 		}
-	} else if o.NodeOf("kv") != nil {
-		good = false
 	}
 	if jn := o.NodeOf("jq"); jn != nil {
 		switch {
