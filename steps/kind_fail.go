@@ -2,8 +2,6 @@ package steps
 
 import (
 	"context"
-
-	"go.yaml.in/yaml/v3"
 )
 
 var failSpec = Spec{
@@ -16,17 +14,11 @@ var failSpec = Spec{
 	Caps: Caps{Ends: true},
 }
 
-func init() { builtin.mustRegister(failSpec, decodeFail) }
+func init() {
+	builtin.mustRegister(failSpec, scalar(&failSpec, func(t *Template) Step { return &failStep{t} }))
+}
 
 type failStep struct{ t *Template }
-
-func decodeFail(c *Compiler, n *yaml.Node) Step {
-	t := c.CompileTemplate(n, "fail", Text)
-	if t == nil {
-		return nil
-	}
-	return &failStep{t}
-}
 
 func (s *failStep) Run(ctx context.Context, f *Frame) (any, error) {
 	msg, err := s.t.Render(ctx, f, f.Dot)

@@ -2,8 +2,6 @@ package steps
 
 import (
 	"context"
-
-	"go.yaml.in/yaml/v3"
 )
 
 var jqSpec = Spec{
@@ -15,17 +13,9 @@ var jqSpec = Spec{
 - jq: '[.rooms[] | {room: .name, seats: .capacity}]'`,
 }
 
-func init() { builtin.mustRegister(jqSpec, decodeJQ) }
+func init() { builtin.mustRegister(jqSpec, scalar(&jqSpec, func(q *JQ) Step { return &jqStep{q} })) }
 
 type jqStep struct{ q *JQ }
-
-func decodeJQ(c *Compiler, n *yaml.Node) Step {
-	q := c.CompileJQ(n, "jq")
-	if q == nil {
-		return nil
-	}
-	return &jqStep{q}
-}
 
 func (s *jqStep) Run(ctx context.Context, f *Frame) (any, error) { return s.q.First(ctx, f, f.Dot) }
 

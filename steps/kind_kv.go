@@ -44,13 +44,11 @@ type kvSetStep struct {
 	value *JQ
 }
 
+var decodeKVGetValue = scalar(&kvGetSpec, func(t *Template) Step { return &kvGetStep{t} })
+
 func decodeKVGet(c *Compiler, n *yaml.Node) Step {
 	c.Use(Use{Pos: c.Pos(n), Ability: "kv"})
-	t := c.CompileTemplate(n, "kv_get", Text)
-	if t == nil {
-		return nil
-	}
-	return &kvGetStep{t}
+	return decodeKVGetValue(c, n)
 }
 
 func decodeKVSet(c *Compiler, n *yaml.Node) Step {

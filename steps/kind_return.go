@@ -2,8 +2,6 @@ package steps
 
 import (
 	"context"
-
-	"go.yaml.in/yaml/v3"
 )
 
 var returnSpec = Spec{
@@ -15,17 +13,11 @@ var returnSpec = Spec{
 	Caps:    Caps{Ends: true},
 }
 
-func init() { builtin.mustRegister(returnSpec, decodeReturn) }
+func init() {
+	builtin.mustRegister(returnSpec, scalar(&returnSpec, func(q *JQ) Step { return &returnStep{q} }))
+}
 
 type returnStep struct{ q *JQ }
-
-func decodeReturn(c *Compiler, n *yaml.Node) Step {
-	q := c.CompileJQ(n, "return")
-	if q == nil {
-		return nil
-	}
-	return &returnStep{q}
-}
 
 func (s *returnStep) Run(ctx context.Context, f *Frame) (any, error) {
 	v, err := s.q.First(ctx, f, f.Dot)

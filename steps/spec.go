@@ -80,3 +80,15 @@ type Step interface {
 // DecodeFunc decodes the value under a kind's key (a scalar or a mapping)
 // into a Step, reporting problems to c. It returns nil when the step is bad.
 type DecodeFunc func(c *Compiler, n *yaml.Node) Step
+
+// scalar is the decoder of a kind that has only its scalar form: the value
+// decodes with spec.Scalar (to a T) and mk makes the step of it.
+func scalar[T any](spec *Spec, mk func(T) Step) DecodeFunc {
+	return func(c *Compiler, n *yaml.Node) Step {
+		v, ok := spec.Scalar.Decode(c.ctx(), n, spec.Kind)
+		if !ok {
+			return nil
+		}
+		return mk(v.(T))
+	}
+}
