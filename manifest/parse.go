@@ -100,18 +100,17 @@ func Parse(files Files) (*Plugin, diag.List) {
 		}
 	}
 	p.Broken = map[string]bool{}
-	seenTool := map[string]diag.Pos{}
+	seen := map[[2]string]diag.Pos{} // a tool's or widget's kind and name
 	// Review and the permission modes must never take two tools for one.
 	foldedTool := map[string]string{}
-	seenWidget := map[string]diag.Pos{}
 	for _, b := range blocks {
+		if prev, dup := seen[[2]string{b.Kind, b.Name}]; dup && b.Kind != "test" {
+			l.Errorf(b.Pos, "%s %q is defined twice (also at %s)", b.Kind, b.Name, prev)
+			continue
+		}
+		seen[[2]string{b.Kind, b.Name}] = b.Pos
 		switch b.Kind {
 		case "tool":
-			if prev, dup := seenTool[b.Name]; dup {
-				l.Errorf(b.Pos, "tool %q is defined twice (also at %s)", b.Name, prev)
-				continue
-			}
-			seenTool[b.Name] = b.Pos
 			if other, dup := foldedTool[strings.ToLower(b.Name)]; dup {
 				l.Errorf(b.Pos, "tool names %q and %q differ only in case", other, b.Name)
 				continue
@@ -135,11 +134,6 @@ func Parse(files Files) (*Plugin, diag.List) {
 				p.Broken[b.Name] = true
 			}
 		case "widget":
-			if prev, dup := seenWidget[b.Name]; dup {
-				l.Errorf(b.Pos, "widget %q is defined twice (also at %s)", b.Name, prev)
-				continue
-			}
-			seenWidget[b.Name] = b.Pos
 			if len(b.Text) > MaxWidgetBytes {
 				l.Errorf(b.Pos, "widget %q is more than %d bytes", b.Name, MaxWidgetBytes)
 				continue
@@ -199,29 +193,15 @@ func splitFrontMatter(src []byte, l *diag.List) (fm []byte, fmLine int, body []b
 		l.Errorf(pos, "PLUGIN.md must start with a front matter: a line \"---\", the YAML manifest, and a line \"---\"")
 		return nil, 0, nil, 0, false
 	}
-	off, line := 0, 2
-	for off <= len(rest) {
-		end := bytes.IndexByte(rest[off:], '\n')
-		var ln []byte
-		next := len(rest) + 1
-		if end < 0 {
-			ln = rest[off:]
-		} else {
-			ln = rest[off : off+end]
-			next = off + end + 1
-		}
-		t := strings.TrimRight(string(ln), "\r \t")
-		if t == "---" || t == "..." {
-			fm = rest[:off]
-			if next <= len(rest) {
-				body = rest[next:]
-			}
-			return fm, 2, body, line + 1, true
+	off, line := 0, 2 // where the line starts in rest, and its number
+	for ln := range bytes.Lines(rest) {
+		if t := strings.TrimRight(string(ln), "\r\n \t"); t == "---" || t == "..." {
+			return rest[:off], 2, rest[off+len(ln):], line + 1, true
 		}
 		if off > MaxFrontMatterBytes {
 			break
 		}
-		off = next
+		off += len(ln)
 		line++
 	}
 	if len(rest) > MaxFrontMatterBytes {
