@@ -2,6 +2,7 @@ package steps
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -253,13 +254,8 @@ func (c *Compiler) CheckUses() {
 				break
 			}
 			if len(ca.Paths) > 0 && u.Path != "" {
-				fits := false
-				for _, p := range ca.Paths {
-					if strings.HasPrefix(u.Path, p) || strings.HasPrefix(p, u.Path) {
-						fits = true
-					}
-				}
-				if !fits {
+				fits := func(p string) bool { return strings.HasPrefix(u.Path, p) || strings.HasPrefix(p, u.Path) }
+				if !slices.ContainsFunc(ca.Paths, fits) {
 					c.L.Errorf(u.Pos, "path %q is outside the paths access.campus declares for %s (%s)", u.Path, u.Service, strings.Join(ca.Paths, ", "))
 				}
 			}
@@ -273,13 +269,7 @@ func (c *Compiler) CheckUses() {
 				}
 			}
 		case u.Origin != "":
-			ok := false
-			for _, o := range acc.Web {
-				if o.String() == u.Origin {
-					ok = true
-				}
-			}
-			if !ok {
+			if !slices.ContainsFunc(acc.Web, func(o manifest.Origin) bool { return o.String() == u.Origin }) {
 				c.L.Errorf(u.Pos, "request to %s, which access.web does not declare", u.Origin)
 			}
 		}

@@ -220,12 +220,10 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 // literalOrigin reads the origin a URL template starts with; the origin may
 // not hold an interpolation.
 func literalOrigin(prefix string) (string, error) {
-	i := strings.Index(prefix, "://")
-	if i < 0 {
-		return "", fmt.Errorf("must start with a literal scheme://host/ (no ${ } before the path)")
+	i, j := strings.Index(prefix, "://"), -1
+	if i >= 0 {
+		j = strings.IndexAny(prefix[i+3:], "/?#")
 	}
-	rest := prefix[i+3:]
-	j := strings.IndexAny(rest, "/?#")
 	if j < 0 {
 		return "", fmt.Errorf("must start with a literal scheme://host/ (no ${ } before the path)")
 	}
