@@ -71,8 +71,9 @@ func (in invocation) run(t *testing.T) result {
 	}
 	cmd := exec.CommandContext(ctx, bin, in.args...)
 	cmd.Dir = in.dir
-	cmd.Env = append(os.Environ(), "HARNESS_HOME="+in.home, "NO_COLOR=1")
-	cmd.Env = append(cmd.Env, in.env...)
+	cmd.Env = append(os.Environ(), "HARNESS_HOME="+in.home, "NO_COLOR=1", "HARNESS_GIT_BASE="+closedGitBase)
+	cmd.Env = append(cmd.Env, in.env...) // the later value of a name wins
+
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Stdin = strings.NewReader(in.stdin)
@@ -89,8 +90,15 @@ func (in invocation) run(t *testing.T) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// closedGitBase is the HARNESS_GIT_BASE every run gets unless its env gives
+// one: a loopback port nothing listens on (binding port 1 takes root), so a
+// GitHub link no test serves (a bundled document's, checked by harness
+// update) fails at once on loopback and never reaches github.com.
+const closedGitBase = "http://127.0.0.1:1"
+
 // harness runs the binary with args; env adds variables (HARNESS_HOME is
-// always set, to the test's own folder, unless env sets it).
+// always set, to the test's own folder, and HARNESS_GIT_BASE to
+// closedGitBase, unless env sets them).
 func harness(t *testing.T, home string, env []string, args ...string) result {
 	t.Helper()
 	return invocation{home: home, env: env, args: args}.run(t)

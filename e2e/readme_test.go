@@ -31,7 +31,7 @@ func TestREADMEExamplesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := filepath.Join(work, "home")
-	env := append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1")
+	env := append(os.Environ(), "HARNESS_HOME="+home, "NO_COLOR=1", "HARNESS_GIT_BASE="+closedGitBase)
 
 	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(text, -1)
 	if len(blocks) < 2 {

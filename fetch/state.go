@@ -10,12 +10,21 @@ import (
 // StateVersion is the state file's format version.
 const StateVersion = 1
 
-// State is the content of state.json: the installed plugins by id. Fields
-// this version does not know are kept as they were (a newer engine's state
-// survives an older one's write).
+// State is the content of state.json: the installed plugins by id, and the
+// update checks of the bundled official documents. Fields this version does
+// not know are kept as they were (a newer engine's state survives an older
+// one's write).
 type State struct {
 	Version int               `json:"version"`
 	Plugins map[string]*Entry `json:"plugins"`
+	// Bundled is the check state of each bundled document that was checked
+	// against its link, by id: the link and ref it follows, the commit last
+	// seen, the time of the last check and its error, a pending update, and
+	// (Hash, Version, Trust, lastUpdate) an update applied over the bundled
+	// copy, stored under store/ like an installed version. Hash is "" while
+	// the bundled copy itself is in use. These are never installed plugins:
+	// their settings stay where the bundled document's are.
+	Bundled map[string]*Entry `json:"bundled,omitempty"`
 
 	Extra map[string]json.RawMessage `json:"-"`
 }
@@ -36,6 +45,10 @@ type Entry struct {
 	// URL documents: the validators for conditional re-checks.
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"lastModified,omitempty"`
+	// SeenHash (bundled documents only) is the content hash of the copy in
+	// use when Commit was seen: Commit stands for that copy only, and a
+	// build that bundles another copy has the link fetched again.
+	SeenHash string `json:"seenHash,omitempty"`
 
 	Hash  string `json:"hash"`  // content hash of the installed files (store/<hash>)
 	Trust string `json:"trust"` // official | community

@@ -109,6 +109,11 @@ func (s *Store) Load() (*State, error) {
 			delete(st.Plugins, id)
 		}
 	}
+	for id, e := range st.Bundled {
+		if e == nil {
+			delete(st.Bundled, id)
+		}
+	}
 	return &st, nil
 }
 
@@ -227,7 +232,7 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 }
 
 // Clean removes, under the lock, store folders no entry or pending update
-// references, and temporary files left by an interrupted write.
+// references (of an installed plugin or of a bundled document's update), and temporary files left by an interrupted write.
 func (s *Store) Clean(ctx context.Context) error {
 	unlock, err := s.lock(ctx)
 	if err != nil {
@@ -239,7 +244,7 @@ func (s *Store) Clean(ctx context.Context) error {
 		return err
 	}
 	keep := map[string]bool{}
-	for _, e := range st.Plugins {
+	for _, e := range append(slices.Collect(maps.Values(st.Plugins)), slices.Collect(maps.Values(st.Bundled))...) {
 		for _, h := range []string{e.Hash, pendingHash(e)} {
 			if d, err := HashDir(h); err == nil {
 				keep[d] = true

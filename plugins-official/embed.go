@@ -14,6 +14,19 @@ import (
 	"github.com/pkuinfo/harness/manifest"
 )
 
+// Repository is the official plugin repository: each bundled document is
+// the folder of its id there, on Branch, and updates from that link (the
+// reference: "The official plugin documents are also bundled with the app,
+// and they too update from their links").
+const (
+	Repository = "https://github.com/pkuinfo/pku-harness-plugins"
+	Branch     = "main"
+)
+
+// Link is the link a bundled document updates from:
+// Repository/tree/Branch/ID.
+func Link(id string) string { return Repository + "/tree/" + Branch + "/" + id }
+
 // Names lists the official documents' ids (which are also their folders), sorted.
 var Names = []string{"campus-events", "canteen", "classrooms", "grades", "notices", "shuttle", "wallet"}
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	official "github.com/pkuinfo/harness/plugins-official"
@@ -114,4 +115,16 @@ func TestNamesAreFolders(t *testing.T) {
 	}
 	sort.Strings(got)
 	assert.Equal(t, official.Names, got)
+}
+
+// Each bundled document updates from its folder in the official
+// repository: a link the engine reads as official, canonical as written.
+func TestLinksAreOfficial(t *testing.T) {
+	for _, id := range official.Names {
+		l, err := fetch.ParseLink(official.Link(id))
+		require.NoError(t, err, id)
+		assert.True(t, l.IsOfficial(), id)
+		assert.Equal(t, official.Link(id), l.String(), id)
+		assert.Equal(t, official.Branch+"/"+id, l.RefPath, id)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 
 	"golang.org/x/sync/errgroup"
@@ -13,6 +14,7 @@ import (
 	"github.com/pkuinfo/harness/interpreter"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/remote"
+	"github.com/pkuinfo/harness/update"
 )
 
 // StateStore keeps installed plugins' modes and enabled flags in the fetch
@@ -96,9 +98,14 @@ func (s *StateStore) Prefs(id string) (map[string]any, error) { return s.Home.Pr
 func (s *StateStore) SetPrefs(id string, v map[string]any) error { return s.Home.SetPrefs(id, v) }
 
 // Bundle is a bundled document: official, and core when the host says so.
+// Files are the copy in use: the bundled files, or an update of them the
+// host fetched from the bundle's link (update.Current), whose trust is
+// Trust ("" is Official; an update from a link outside the official
+// repository is Community).
 type Bundle struct {
 	Files manifest.Files
 	Core  bool
+	Trust Trust
 }
 
 // OpenHome builds the registry of a home folder: the bundled documents and
@@ -108,7 +115,11 @@ type Bundle struct {
 // official one is a newer official release; a community one is the user's
 // choice, made at install after a review sheet that says so, and it keeps
 // community trust and bounds. A core bundled document is replaced only by an
-// official one. Any other clash of ids refuses the installed document.
+// official one. Any other clash of ids refuses the installed document. The
+// bundled copy is the floor of the official releases: an installed official
+// document of a lower version than the bundled one of its id is left out
+// (the bundled copy is used), as a newer build's bundled copy takes the
+// place of an older stored update (update.BundledWins).
 func OpenHome(ctx context.Context, fs *fetch.Store, bundled []Bundle, opts ...Option) (*Registry, error) {
 	installed, err := fs.LoadInstalled(ctx)
 	if err != nil {
@@ -148,6 +159,11 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 		}
 	}
 	docs := r.prepareAll(sets)
+	installedDocs := map[string]prepared{}
+	for i, in := range slices.DeleteFunc(slices.Clone(installed), func(in fetch.Installed) bool { return in.Err != nil }) {
+		installedDocs[in.Entry.ID] = docs[len(bundled)+i]
+	}
+	floor := map[string]bool{} // installed official ids below their bundled copy
 	for i, b := range bundled {
 		d := docs[i]
 		if d.l.HasErrors() {
@@ -155,9 +171,16 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 			continue
 		}
 		if in, ok := byID[d.p.ID]; ok && (!b.Core || in.Entry.Trust == string(Official)) {
-			continue // replaced by the installed document
+			if in.Entry.Trust != string(Official) || !update.BundledWins(d.p.Version, installedDocs[d.p.ID].p.Version) {
+				continue // replaced by the installed document
+			}
+			floor[d.p.ID] = true
 		}
-		r.addDocument(d.p, Official, DocOptions{Origin: Bundled, Core: b.Core}, d.effects) // a clash is noted in Problems
+		trust := b.Trust
+		if trust == "" {
+			trust = Official
+		}
+		r.addDocument(d.p, trust, DocOptions{Origin: Bundled, Core: b.Core}, d.effects) // a clash is noted in Problems
 	}
 	docs = docs[len(bundled):]
 	refused := map[string]error{}
@@ -169,6 +192,9 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 		}
 		d := docs[0]
 		docs = docs[1:]
+		if floor[in.Entry.ID] {
+			continue // the newer bundled copy is used
+		}
 		trust, err := ParseTrust(in.Entry.Trust)
 		if err != nil {
 			trust = Community

@@ -39,6 +39,15 @@ type Installed struct {
 	PendingETag, PendingLastModified string
 	// Plugin is the installed version, parsed; nil means Checker.Load.
 	Plugin *manifest.Plugin
+
+	// Bundled marks a bundled document (Copy.Installed): Hash and Version
+	// are the copy in use, FloorVersion the bundled copy's version (a new
+	// version lower than it is refused: the bundled copy is the floor), and
+	// StoredHash the stored update's hash when the check was read ("" when
+	// none), which Record compares to see whether another run changed it.
+	Bundled      bool
+	FloorVersion string
+	StoredHash   string
 }
 
 // Status is the outcome of checking one installed document.
@@ -51,7 +60,11 @@ const (
 	StatusApply     Status = "apply"     // same or narrower: apply now
 	StatusPending   Status = "pending"   // wider: wait for the user
 	StatusHeld      Status = "held"      // downgrade: wait, with a warning
-	StatusFailed    Status = "failed"    // the installed version stays; Err says why
+	// StatusRefused: a bundled document's link names a version lower than
+	// the bundled copy, which is the floor: nothing is stored, the copy in
+	// use stays; Decision.Warning says why.
+	StatusRefused Status = "refused"
+	StatusFailed  Status = "failed" // the installed version stays; Err says why
 	// StatusSkipped: not checked (a local path, a quarantined entry), or
 	// checked but not recorded because the entry changed meanwhile; Err
 	// says why.
@@ -331,6 +344,14 @@ func (c *Checker) judge(in Installed, files manifest.Files, r *Result) {
 		in.Version = old.Version
 	}
 	r.Decision = Decide(in.Version, in.Hash, p.Version, h, review.Diff(old, p))
+	if in.Bundled && r.Decision.Verdict != Same {
+		if cmp, ok := CompareVersions(p.Version, in.FloorVersion); ok && cmp < 0 {
+			r.Status, r.Files = StatusRefused, nil
+			r.Decision.Verdict = Held
+			r.Decision.Warning = fmt.Sprintf("version %s is lower than the bundled %s, which is the floor: refused", p.Version, in.FloorVersion)
+			return
+		}
+	}
 	switch r.Decision.Verdict {
 	case Same:
 		r.Status = StatusUnchanged

@@ -97,9 +97,17 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 			if !r.Checked {
 				continue
 			}
-			e, ok := tx.State.Plugins[r.ID]
-			if !ok || e.Hash != checked[i].Hash || e.Link != checked[i].Link {
-				continue
+			var e *fetch.Entry
+			if checked[i].Bundled {
+				if e = bundledEntry(tx.State, checked[i]); e == nil {
+					continue
+				}
+			} else {
+				var ok bool
+				e, ok = tx.State.Plugins[r.ID]
+				if !ok || e.Hash != checked[i].Hash || e.Link != checked[i].Link {
+					continue
+				}
 			}
 			recorded[i] = true
 			e.LastChecked = now.UTC()
@@ -113,6 +121,11 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 					msg = msg[:maxErrorText] + "…"
 				}
 				e.LastError = msg
+			case StatusRefused:
+				// The link went back below the floor: what was pending
+				// is no longer named by it, and the refusal is kept.
+				e.Pending = nil
+				e.LastError = review.SafeText(r.Decision.Warning)
 			case StatusUnchanged:
 				if r.StillPending && e.Pending != nil {
 					// The link moved to other commits or validators of
@@ -128,6 +141,9 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 					e.Pending = nil
 					if r.Commit != "" {
 						e.Commit = r.Commit
+						if checked[i].Bundled {
+							e.Ref, e.SeenHash = r.Ref, checked[i].Hash
+						}
 					}
 					if r.ETag != "" || r.LastModified != "" {
 						e.ETag, e.LastModified = r.ETag, r.LastModified
@@ -140,9 +156,12 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 					recorded[i] = false
 					continue
 				}
-				e.SetLastUpdate(&fetch.LastUpdate{FromVersion: e.Version, ToVersion: r.Version, FromHash: e.Hash, ToHash: h,
+				e.SetLastUpdate(&fetch.LastUpdate{FromVersion: checked[i].Version, ToVersion: r.Version, FromHash: checked[i].Hash, ToHash: h,
 					At: now.UTC(), Changes: r.Decision.Lines()})
 				e.Hash, e.Version, e.Pending = h, r.Version, nil
+				if checked[i].Bundled {
+					e.SeenHash = h
+				}
 				if r.Plugin != nil && r.Plugin.Name != "" {
 					e.Name = r.Plugin.Name
 				}
@@ -175,4 +194,40 @@ func Record(ctx context.Context, st *fetch.Store, checked []Installed, results [
 		return nil, err
 	}
 	return recorded, st.Clean(ctx)
+}
+
+// bundledEntry is the check state of a bundled document to record into:
+// made at its first check; nil when another run changed it since in was
+// read (another stored update, another link). A stored update that is no
+// longer the copy in use (the bundled copy is newer, or its files cannot be
+// read) is dropped: the bundled copy is the floor.
+func bundledEntry(state *fetch.State, in Installed) *fetch.Entry {
+	e := state.Bundled[in.ID]
+	stored := ""
+	if e != nil && e.Link == in.Link {
+		stored = e.Hash
+	}
+	if stored != in.StoredHash {
+		return nil
+	}
+	trust := fetch.TrustCommunity
+	kind := fetch.KindURL
+	if l, err := fetch.ParseLink(in.Link); err == nil {
+		trust, kind = l.Trust(), l.Kind
+	}
+	if e == nil || e.Link != in.Link {
+		e = &fetch.Entry{ID: in.ID, Link: in.Link, Kind: kind, Ref: in.Ref, Trust: trust, Enabled: true}
+		if state.Bundled == nil {
+			state.Bundled = map[string]*fetch.Entry{}
+		}
+		state.Bundled[in.ID] = e
+	}
+	if e.Hash != "" && e.Hash != in.Hash {
+		e.Hash, e.Version, e.Name, e.SeenHash = "", "", "", ""
+		e.SetLastUpdate(nil)
+	}
+	// An update fetched from the link has the link's trust: official only
+	// from the official repository.
+	e.Trust = trust
+	return e
 }

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
+	official "github.com/pkuinfo/harness/plugins-official"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/remote"
 	"github.com/pkuinfo/harness/review"
@@ -32,6 +35,9 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 			if strings.HasPrefix(args[0], remote.Prefix) {
 				return acceptRemote(app, st.Dir(), args[0])
 			}
+			if _, err := st.Get(args[0]); errors.Is(err, fetch.ErrNotInstalled) && slices.Contains(official.Names, args[0]) {
+				return acceptBundled(cmd.Context(), app, st, args[0])
+			}
 			// The update's sheet, its widening lines marked, before it
 			// applies; and what applies is that update, not another that a
 			// check held meanwhile.
@@ -46,7 +52,7 @@ their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
 					printDiagnostics(app.Stderr, dl)
 					return Exitf(ExitFailed, "%s: the pending update is invalid; nothing applied", args[0])
 				}
-				bundled, err := bundledDocuments()
+				bundled, err := bundledDocuments(st)
 				if err != nil {
 					return Exit(ExitFailed, err)
 				}
@@ -134,4 +140,64 @@ func orNoVersion(v string) string {
 		return "(no version)"
 	}
 	return v
+}
+
+// acceptBundled applies the pending update of a bundled official document
+// (one its link offers with wider access, or a downgrade not below the
+// bundled copy) after its sheet, marked against the copy in use.
+func acceptBundled(ctx context.Context, app *App, st *fetch.Store, id string) error {
+	copies, _, err := bundledCopies(st)
+	if err != nil {
+		return Exit(ExitFailed, err)
+	}
+	i := slices.IndexFunc(copies, func(c update.Copy) bool { return c.ID == id })
+	c := copies[i]
+	if c.Entry == nil || c.Entry.Pending == nil {
+		return Exitf(ExitFailed, "%s: no pending update", id)
+	}
+	pd := c.Entry.Pending
+	files, err := st.Files(pd.Hash)
+	if err != nil {
+		return Exitf(ExitFailed, "%s: the pending update could not be read to show its sheet (%v); nothing applied", id, err)
+	}
+	doc, dl := checkFiles(files)
+	if dl.HasErrors() {
+		printDiagnostics(app.Stderr, dl)
+		return Exitf(ExitFailed, "%s: the pending update is invalid; nothing applied", id)
+	}
+	trust := fetch.TrustCommunity
+	if l, err := fetch.ParseLink(c.Link); err == nil {
+		trust = l.Trust()
+	}
+	bundled, err := bundledDocuments(st)
+	if err != nil {
+		return Exit(ExitFailed, err)
+	}
+	if err := registry.CheckInstall(ctx, st, bundled, doc, registry.Trust(trust)); err != nil {
+		return Exitf(ExitFailed, "%s: the pending update cannot be applied: %v; nothing applied", id, err)
+	}
+	cur, _ := manifest.Parse(c.Files)
+	sheet := review.NewSheet(doc, review.Info{Hash: pd.Hash, Trust: trust, Link: c.Link, Commit: pd.Commit})
+	sheet.Mark(review.Diff(cur, doc), c.Version, c.Hash)
+	if err := sheet.WriteText(app.Stdout, colourFor(app, app.Stdout)); err != nil {
+		return Exit(ExitFailed, err)
+	}
+	fmt.Fprintln(app.Stdout)
+	e, err := update.AcceptBundled(ctx, st, c, pd.Hash)
+	switch {
+	case errors.Is(err, update.ErrBelowFloor):
+		return Exitf(ExitFailed, "%s: refused: %v; the bundled copy is the floor, nothing applied", id, err)
+	case errors.Is(err, update.ErrPendingChanged):
+		return Exitf(ExitFailed, "%s: the pending update changed while its sheet was shown; nothing applied (run accept again to see the new one)", id)
+	case errors.Is(err, update.ErrNoPending):
+		return Exitf(ExitFailed, "%s: no pending update", id)
+	case err != nil:
+		return Exit(ExitFailed, err)
+	}
+	u := e.LastUpdate()
+	fmt.Fprintf(app.Stdout, "%s (bundled): accepted %s → %s (%s, %s)\n", id, orNoVersion(u.FromVersion), orNoVersion(u.ToVersion), u.ToHash, e.Trust)
+	for _, l := range u.Changes {
+		fmt.Fprintf(app.Stdout, "    %s\n", l)
+	}
+	return nil
 }

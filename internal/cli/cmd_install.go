@@ -77,7 +77,7 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 	}
 	// A document the home could not load (its id or a legacy id taken by a
 	// bundled or another installed document) is not stored.
-	bundled, err := bundledDocuments()
+	bundled, err := bundledDocuments(store)
 	if err != nil {
 		return Exit(ExitFailed, err)
 	}

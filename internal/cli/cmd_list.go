@@ -8,7 +8,9 @@ import (
 	"slices"
 	"text/tabwriter"
 
+	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/remote"
+	"github.com/pkuinfo/harness/update"
 	"github.com/spf13/cobra"
 )
 
@@ -20,10 +22,13 @@ func newListCmd(app *App) *cobra.Command {
 		Use:   "list",
 		Short: "List installed documents: trust, hash, pending updates, problems",
 		Long: `list prints the installed documents with their version, trust, content hash and
-link, and any pending update, last update error or quarantine. Stored files are
+link, and any pending update, last update error or quarantine; then the bundled
+official documents that harness update updated from their links (the version
+in use and the bundled one) or holds an update for. Stored files are
 verified against their hash; a plugin whose files changed is quarantined (and
 shown so) while the others keep working. --json prints an array of the state
-entries, each with "problem" when it cannot be used.`,
+entries, each with "problem" when it cannot be used; a bundled document's has
+"bundled": true, "updated", "bundledVersion" and "bundledHash".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := openStore(app)
@@ -38,6 +43,11 @@ entries, each with "problem" when it cannot be used.`,
 			if err != nil {
 				return Exit(ExitFailed, err)
 			}
+			copies, _, err := bundledCopies(store)
+			if err != nil {
+				return Exit(ExitFailed, err)
+			}
+			copies = slices.DeleteFunc(copies, func(c update.Copy) bool { return !bundledNews(c) })
 			if asJSON {
 				out := make([]map[string]any, 0, len(list))
 				for _, in := range list {
@@ -54,6 +64,13 @@ entries, each with "problem" when it cannot be used.`,
 					}
 					out = append(out, m)
 				}
+				for _, c := range copies {
+					m, err := bundledListEntry(c)
+					if err != nil {
+						return Exit(ExitFailed, err)
+					}
+					out = append(out, m)
+				}
 				for _, id := range slices.Sorted(maps.Keys(remotes)) {
 					out = append(out, remoteListEntry(remotes[id]))
 				}
@@ -64,8 +81,11 @@ entries, each with "problem" when it cannot be used.`,
 			if len(remotes) > 0 {
 				defer writeRemoteList(app.Stdout, remotes)
 			}
+			if len(copies) > 0 {
+				defer writeBundledList(app.Stdout, copies)
+			}
 			if len(list) == 0 {
-				if len(remotes) == 0 {
+				if len(remotes) == 0 && len(copies) == 0 {
 					fmt.Fprintln(app.Stdout, "no documents installed")
 				}
 				return nil
@@ -122,6 +142,94 @@ entries, each with "problem" when it cannot be used.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// bundledNews reports whether list shows a bundled document: when an
+// update of it is stored (in use or not) or pending. A check that only
+// failed is said by harness update (and kept in the state): the bundled
+// copy works, and an offline home's list is not seven errors long.
+func bundledNews(c update.Copy) bool {
+	e := c.Entry
+	return e != nil && (e.Hash != "" || e.Pending != nil)
+}
+
+// bundledListEntry is a bundled document in list --json: its check state
+// with "bundled": true, the copy in use (version, hash, trust) and the
+// bundled copy's version and hash.
+func bundledListEntry(c update.Copy) (map[string]any, error) {
+	b, err := json.Marshal(c.Entry)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "installed") // never installed: it came with the build
+	m["bundled"] = true
+	m["version"], m["hash"], m["trust"], m["updated"] = c.Version, c.Hash, c.Trust, c.Updated
+	m["bundledHash"] = c.BundledHash
+	if c.BundledVersion != "" {
+		m["bundledVersion"] = c.BundledVersion
+	} else if p, _ := manifest.Parse(c.Bundle.Files); p != nil {
+		m["bundledVersion"] = p.Version
+	}
+	if c.Obsolete != "" {
+		m["problem"] = c.Obsolete
+	}
+	return m, nil
+}
+
+// writeBundledList is the bundled documents' part of list: those with a
+// stored or pending update, or a failed check.
+func writeBundledList(w io.Writer, copies []update.Copy) {
+	fmt.Fprintln(w, "bundled official documents (updated from their links):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tVERSION\tTRUST\tHASH\tLINK")
+	for _, c := range copies {
+		v := orDash(c.Version) + " (bundled)"
+		if c.Updated {
+			bv := c.BundledVersion
+			v = orDash(c.Version) + " (updated from bundled " + orDash(bv) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, v, c.Trust, c.Hash, c.Link)
+	}
+	tw.Flush()
+	for _, c := range copies {
+		e := c.Entry
+		if c.Obsolete != "" {
+			fmt.Fprintf(w, "%s (bundled): %s\n", c.ID, terminalSafe(c.Obsolete))
+		}
+		if pd := e.Pending; pd != nil {
+			kind := "update"
+			if pd.Wider {
+				kind = "update asking for wider access"
+			}
+			if pd.Downgrade {
+				kind += " (downgrade)"
+			}
+			fmt.Fprintf(w, "%s (bundled): pending %s %s (%s); harness accept %s applies it\n", c.ID, kind, orDash(pd.Version), pd.Hash, c.ID)
+			if wn := pd.Warning(); wn != "" {
+				fmt.Fprintf(w, "    warning: %s\n", terminalSafe(wn))
+			}
+			for _, l := range pd.Changes {
+				fmt.Fprintf(w, "    %s\n", terminalSafe(l))
+			}
+		}
+		if u := e.LastUpdate(); u != nil && c.Updated {
+			how := "applied by itself (same or narrower access)"
+			if u.Accepted {
+				how = "accepted"
+			}
+			fmt.Fprintf(w, "%s (bundled): last update %s -> %s on %s, %s\n", c.ID, orDash(u.FromVersion), orDash(u.ToVersion), u.At.UTC().Format("2006-01-02 15:04"), how)
+			for _, l := range u.Changes {
+				fmt.Fprintf(w, "    %s\n", terminalSafe(l))
+			}
+		}
+		if e.LastError != "" {
+			fmt.Fprintf(w, "%s (bundled): last update check: %s\n", c.ID, terminalSafe(e.LastError))
+		}
+	}
 }
 
 // remoteListEntry is a remote plugin in list --json: the fields documents

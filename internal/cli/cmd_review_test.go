@@ -16,7 +16,7 @@ import (
 func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = Main(args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
+	code = Main(args, strings.NewReader(""), &out, &errb, testGetenv(env))
 	return code, out.String(), errb.String()
 }
 

@@ -76,7 +76,8 @@ func TestUpdateGitHub(t *testing.T) {
 	}
 	before := loadState(t, home)
 	env := func(at time.Time) map[string]string {
-		return map[string]string{"HARNESS_HOME": home, "HARNESS_GIT_BASE": s.srv.URL, "HARNESS_NOW": at.Format(time.RFC3339)}
+		// installed links only: bundled documents have tests of their own
+		return map[string]string{"HARNESS_HOME": home, "HARNESS_GIT_BASE": s.srv.URL, "HARNESS_NOW": at.Format(time.RFC3339), "HARNESS_BUNDLED_UPDATES": "off"}
 	}
 
 	// Unchanged: one ref listing per repository, no object fetched.
@@ -250,7 +251,8 @@ func TestUpdateURL(t *testing.T) {
 	require.Contains(t, out, "Link: "+link+"\n")
 	installAt(t, home, link, "", t0)
 	env := func(at time.Time) map[string]string {
-		return map[string]string{"HARNESS_HOME": home, "HARNESS_NOW": at.Format(time.RFC3339)}
+		// installed links only: bundled documents have tests of their own
+		return map[string]string{"HARNESS_HOME": home, "HARNESS_NOW": at.Format(time.RFC3339), "HARNESS_BUNDLED_UPDATES": "off"}
 	}
 	installed := loadState(t, home).Plugins["news"]
 	require.NotEmpty(t, installed.ETag)

@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/pkuinfo/harness/fetch"
+	"github.com/pkuinfo/harness/manifest"
 	official "github.com/pkuinfo/harness/plugins-official"
 	"github.com/pkuinfo/harness/registry"
+	"github.com/pkuinfo/harness/update"
 	"github.com/spf13/cobra"
 )
 
@@ -55,15 +58,58 @@ func updateStore(app *App) (*fetch.Store, time.Time, error) {
 	return st, now, nil
 }
 
-// bundledDocuments are the official documents built into the binary.
-func bundledDocuments() ([]registry.Bundle, error) {
+// officialBundles are the official documents built into the binary, each
+// with the link it updates from and its version (read once: they never
+// change in a process).
+var officialBundles = sync.OnceValues(func() ([]update.Bundle, error) {
 	all, err := official.Files()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]registry.Bundle, 0, len(official.Names))
+	out := make([]update.Bundle, 0, len(official.Names))
 	for _, id := range official.Names {
-		out = append(out, registry.Bundle{Files: all[id]})
+		b := update.Bundle{ID: id, Link: official.Link(id), Ref: "refs/heads/" + official.Branch, Files: all[id]}
+		if p, _ := manifest.Parse(b.Files); p != nil {
+			b.Version = p.Version
+		}
+		out = append(out, b)
+	}
+	return out, nil
+})
+
+// bundledCopies are the copies of the official documents in use in the
+// store's home: each bundled copy, or the update of it stored there when
+// that is not older (update.Current: the bundled copy is the floor).
+func bundledCopies(store *fetch.Store) ([]update.Copy, *fetch.State, error) {
+	bs, err := officialBundles()
+	if err != nil {
+		return nil, nil, err
+	}
+	state, err := store.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]update.Copy, 0, len(bs))
+	for _, b := range bs {
+		c, err := update.Current(store, state, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, c)
+	}
+	return out, state, nil
+}
+
+// bundledDocuments are the official documents for the registry: the copies
+// in use in the store's home, with their trust.
+func bundledDocuments(store *fetch.Store) ([]registry.Bundle, error) {
+	copies, _, err := bundledCopies(store)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]registry.Bundle, 0, len(copies))
+	for _, c := range copies {
+		out = append(out, registry.Bundle{Files: c.Files, Trust: registry.Trust(c.Trust)})
 	}
 	return out, nil
 }
@@ -76,7 +122,7 @@ func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*regi
 	if err != nil {
 		return nil, err
 	}
-	bundled, err := bundledDocuments()
+	bundled, err := bundledDocuments(store)
 	if err != nil {
 		return nil, Exit(ExitFailed, err)
 	}

@@ -22,7 +22,7 @@ func resolveID(ctx context.Context, app *App, id string) (*manifest.Plugin, stri
 	if err != nil {
 		return nil, "", nil, err
 	}
-	bundled, err := bundledDocuments()
+	bundled, err := bundledDocuments(store)
 	if err != nil {
 		return nil, "", nil, Exit(ExitFailed, err)
 	}
