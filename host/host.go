@@ -208,6 +208,9 @@ type Call struct {
 	// turn ($turn; nil outside one).
 	Actor registry.Actor
 	Turn  *registry.TurnInfo
+	// Grant is how the user answered the call's ask ($grant: "once" or
+	// "always"; "" when nobody was asked, $grant null).
+	Grant string
 	// Trace, when set, receives the trace: a line per request and per
 	// step, or with TraceMode one JSON object per event.
 	Trace     io.Writer
@@ -231,7 +234,7 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	if c.Wrap != nil {
 		road = c.Wrap(call)
 	}
-	opts := make([]interpreter.RunOption, 0, 9) // room for every option below
+	opts := make([]interpreter.RunOption, 0, 10) // room for every option below
 	opts = append(opts, interpreter.WithTransport(road), interpreter.WithRedact(call.Redact))
 	if c.Actor != "" || c.Turn != nil {
 		var turn *interpreter.Turn
@@ -239,6 +242,9 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 			turn = &interpreter.Turn{SessionID: c.Turn.SessionID, Tainted: c.Turn.Tainted, UserAsked: c.Turn.UserAsked}
 		}
 		opts = append(opts, interpreter.WithCaller(string(c.Actor), turn))
+	}
+	if c.Grant != "" {
+		opts = append(opts, interpreter.WithGrant(c.Grant))
 	}
 	if c.Checked {
 		opts = append(opts, interpreter.WithCheckedInput())
@@ -318,7 +324,7 @@ func (h *Host) store(d *Document, c Call) (steps.KV, error) {
 // (registry.Output).
 func (d *Document) RunTool(ctx context.Context, req registry.RunRequest) (any, error) {
 	res, err := d.Run(ctx, Call{Tool: req.Tool, Input: req.Input, Checked: true, Trust: req.Trust, Prefs: req.Prefs,
-		Actor: req.Actor, Turn: req.Turn})
+		Actor: req.Actor, Turn: req.Turn, Grant: req.Grant})
 	if err != nil {
 		return nil, err
 	}

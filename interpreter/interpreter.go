@@ -16,8 +16,10 @@ import (
 // VisibleVars are the variables every step may read, in slot order: the
 // input, the preferences, who calls ($actor: user, agent or scheduler) and
 // the agent's turn ($turn: {sessionId, tainted, userAsked}, null outside
-// one), as the reference's ToolContext gives them.
-var VisibleVars = []string{"input", "prefs", "actor", "turn"}
+// one) and how the user answered the call's ask ($grant: "once" or
+// "always", null when nobody was asked), as the reference's ToolContext
+// gives them.
+var VisibleVars = []string{"input", "prefs", "actor", "turn", "grant"}
 
 // Program is a document's tools, compiled once. It is immutable and safe
 // for concurrent runs.
@@ -212,7 +214,11 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	if s.cfg.turn != nil {
 		turn = s.cfg.turn
 	}
-	f.Vars[0], f.Vars[1], f.Vars[2], f.Vars[3] = input, prefs, actor, turn
+	var grant any
+	if s.cfg.grant != "" {
+		grant = s.cfg.grant
+	}
+	f.Vars[0], f.Vars[1], f.Vars[2], f.Vars[3], f.Vars[4] = input, prefs, actor, turn, grant
 	f.Transport = s.cfg.transport
 	if s.cfg.reqTrace != nil && f.Transport != nil {
 		f.Transport = tracedTransport{f.Transport, s.cfg.reqTrace}

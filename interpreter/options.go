@@ -50,6 +50,7 @@ type runConfig struct {
 	checked   bool
 	actor     string         // $actor; "user" when unset
 	turn      map[string]any // $turn; null when unset
+	grant     string         // $grant; null when ""
 }
 
 // WithTransport sets the road out (a proxy call in production).
@@ -68,6 +69,12 @@ func WithCaller(actor string, turn *Turn) RunOption {
 		}
 	}
 }
+
+// WithGrant says how the user answered the call's ask (the reference's
+// ctx.grant; steps read it as $grant): "once" or "always" (a standing
+// grant included). Without it, or with "", $grant is null: nobody was
+// asked.
+func WithGrant(answer string) RunOption { return func(c *runConfig) { c.grant = answer } }
 
 // Turn is what a step may know of the agent's turn a call is part of.
 type Turn struct {

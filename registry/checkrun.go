@@ -13,9 +13,13 @@ type RunCheck struct {
 	Tool    string // the tool's name inside the plugin (or its id or model name)
 	Actor   Actor
 	Tainted bool
-	Approve bool           // --approve: yes to every ask
-	Input   map[string]any // nil means {}
-	Store   Store          // the stored modes (nil: every mode its default)
+	Approve bool // --approve: yes to every ask
+	// Always, with Approve, answers always (--approve=always): a standing
+	// grant for the tool where one may be given (kept in Store), once
+	// elsewhere. The decision's Grant says which it was.
+	Always bool
+	Input  map[string]any // nil means {}
+	Store  Store          // the stored modes (nil: every mode its default)
 }
 
 // CheckRun applies the permission rules to one `harness run` call: the
@@ -24,9 +28,11 @@ type RunCheck struct {
 // userOnly, the scheduler and a non-read tool or an ask, an ask without
 // --approve, a disabled or unavailable plugin).
 func CheckRun(ctx context.Context, rc RunCheck) Decision {
-	var opts []Option
+	// Without a store (a local path) every mode is its default and no
+	// standing grant is kept: the memory store would forget it at once.
+	opts := []Option{WithStore(settingsOnly{NewMemoryStore()})}
 	if rc.Store != nil {
-		opts = append(opts, WithStore(rc.Store))
+		opts = []Option{WithStore(rc.Store)}
 	}
 	r := New(opts...)
 	if _, err := r.AddDocument(rc.Plugin, rc.Trust, DocOptions{}); err != nil {
@@ -39,6 +45,9 @@ func CheckRun(ctx context.Context, rc RunCheck) Decision {
 	var ap Approver
 	if rc.Approve {
 		ap = ApproveAll
+		if rc.Always {
+			ap = ApproveAlways
+		}
 	}
 	d := r.Authorize(ctx, Call{Tool: name, Actor: rc.Actor, Tainted: rc.Tainted, Input: rc.Input}, ap)
 	if d.Reason == ReasonNoApprover {
@@ -46,3 +55,7 @@ func CheckRun(ctx context.Context, rc RunCheck) Decision {
 	}
 	return d
 }
+
+// settingsOnly is a Store that keeps no standing grants (it hides the
+// GrantStore of the one it wraps).
+type settingsOnly struct{ Store }

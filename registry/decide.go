@@ -30,6 +30,7 @@ const (
 	ReasonSchedulerAsk Reason = "scheduler_ask" // the scheduler met an ask, which it treats as declined
 	ReasonAlwaysAsk    Reason = "always_ask"    // the tool asks on every agent call
 	ReasonModeAsk      Reason = "mode_ask"      // the effect's mode is ask
+	ReasonGranted      Reason = "granted"       // a mode_ask the user's standing grant for the tool allows (the agent's call runs unasked)
 
 	// 4. taint
 	ReasonTainted Reason = "tainted" // the agent's write/money/public call in a tainted turn
@@ -65,6 +66,14 @@ type Decision struct {
 	Mode    manifest.Mode  `json:"mode,omitempty"` // the effective mode, when the check got that far
 	Tool    *Tool          `json:"-"`
 	Input   map[string]any `json:"-"` // the input, {} when nil
+	// Always is set on an ask the user may answer always (a standing
+	// grant for the tool; see standing): an agent's mode_ask in a turn
+	// that is not tainted.
+	Always bool `json:"always,omitempty"`
+	// Grant is how the user answered for this call (the reference's
+	// ctx.grant, $grant): "once" or "always" (also when a standing grant
+	// allowed it), "" when nobody was asked.
+	Grant Answer `json:"grant,omitempty"`
 }
 
 // Refused reports whether the call may not run (and will not be asked).
@@ -138,6 +147,19 @@ func (r *Registry) Decide(c Call) Decision {
 	dec.Message = message(t, c.Actor, dec.Reason, mode)
 	if dec.Refused() {
 		return dec
+	}
+	// A standing grant turns the agent's mode_ask of this one tool into a
+	// run, never a taint ask: a tainted turn's write, money or public call
+	// asks though the user once said always. It is offered only in a turn
+	// that is not tainted, where the question came from the user's own
+	// request.
+	if dec.Reason == ReasonModeAsk && c.Actor == Agent && standing(t) {
+		if !(c.Tainted && t.Effect != manifest.Read) && r.granted(t) {
+			dec = Decision{Allow: true, Reason: ReasonGranted, Tool: t, Mode: mode, Grant: AnswerAlways,
+				Message: fmt.Sprintf("%s runs without asking: the user allowed it always (harness revoke %s %s takes that back)", t.ID, t.Plugin, t.Name)}
+		} else if !c.Tainted && r.grantStore() != nil {
+			dec.Always = true
+		}
 	}
 	dec.Input = in
 	return dec

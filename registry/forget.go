@@ -14,6 +14,7 @@ import (
 type Forgotten struct {
 	KV          bool // a KV store (HOME/kv/<id>.json or HOME/community/kv/<id>.json)
 	Preferences bool // preference values (HOME/prefs/<id>.json or HOME/community/prefs/<id>.json)
+	Grants      bool // standing grants of its tools (HOME/grants.json)
 	// KeptOfficial is set when official data of the id was kept because a
 	// bundled official document of that id uses it.
 	KeptOfficial bool
@@ -28,13 +29,16 @@ func (f Forgotten) What() []string {
 	if f.Preferences {
 		out = append(out, "preferences")
 	}
+	if f.Grants {
+		out = append(out, "grants")
+	}
 	return out
 }
 
 // ForgetData deletes the private data of plugin id in the home folder dir,
 // for a document that is being removed: its KV store and its preference
 // values, in the community locations always and in the official ones
-// unless keepOfficial (a bundled official document of the same id, which
+// unless keepOfficial, and the standing grants of its tools always (a bundled official document of the same id, which
 // stored them, comes back). An id is a name any document may take, so the
 // next document of that id must start empty. The KV layout is the one
 // steps.OpenKV uses; the preference layout is HomeStore's.
@@ -70,6 +74,11 @@ func ForgetData(dir, id string, keepOfficial bool) (Forgotten, error) {
 		default:
 			errs = append(errs, err)
 		}
+	}
+	had, err := forgetGrants(dir, id)
+	f.Grants = had
+	if err != nil {
+		errs = append(errs, err)
 	}
 	return f, errors.Join(errs...)
 }

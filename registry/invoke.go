@@ -22,10 +22,15 @@ type ApprovalRequest struct {
 	Reason     Reason          `json:"reason"`
 	Message    string          `json:"message"`
 	Input      map[string]any  `json:"input"`
+	// Always says the user may answer always: run now and from then on
+	// without asking, as a standing grant for this tool (an Answerer's
+	// AnswerAlways). Without it an always is once.
+	Always bool `json:"always,omitempty"`
 }
 
 // Approver asks the user whether a call may run. The host implements it
-// (a dialog in the app; --approve on the command line).
+// (a dialog in the app; --approve on the command line). An Approver that
+// is also an Answerer (AnswerFunc) can answer once or always.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
 }
@@ -88,12 +93,12 @@ func (r *Registry) Authorize(ctx context.Context, c Call, ap Approver) Decision 
 		d.Message = fmt.Sprintf("%s needs the user's approval and nobody can be asked (%s)", t.ID, d.Message)
 		return d
 	}
-	ok, err := ap.Approve(ctx, ApprovalRequest{
+	a, err := answer(ctx, ap, ApprovalRequest{
 		Tool: t.ID, ModelName: t.ModelName, Title: t.Title, Plugin: t.Plugin, PluginName: t.doc.Name,
-		Trust: t.doc.Trust, Effect: t.Effect, Reason: d.Reason, Message: d.Message, Input: d.Input,
+		Trust: t.doc.Trust, Effect: t.Effect, Reason: d.Reason, Message: d.Message, Input: d.Input, Always: d.Always,
 	})
 	d.Ask = false
-	if err != nil || !ok {
+	if err != nil || a == AnswerNo {
 		d.Reason = ReasonDeclined
 		d.Message = fmt.Sprintf("the user declined %s", t.ID)
 		if err != nil {
@@ -101,7 +106,13 @@ func (r *Registry) Authorize(ctx context.Context, c Call, ap Approver) Decision 
 		}
 		return d
 	}
-	d.Allow = true
+	d.Allow, d.Grant = true, a
+	if a == AnswerAlways {
+		if err := r.grant(t); err != nil {
+			d.Grant = AnswerOnce
+			d.Message += fmt.Sprintf("; allowed once: the standing grant could not be kept (%v)", err)
+		}
+	}
 	return d
 }
 
@@ -119,11 +130,11 @@ func (r *Registry) Invoke(ctx context.Context, c Call, ap Approver) (*Envelope, 
 	if c.Actor == Agent {
 		turn = &TurnInfo{SessionID: pluginSessionID(c.SessionID, d.Tool.Plugin), Tainted: c.Tainted, UserAsked: c.UserAsked}
 	}
-	return r.run(ctx, d.Tool, d.Input, c.Actor, turn)
+	return r.run(ctx, d.Tool, d.Input, c.Actor, turn, d.Grant)
 }
 
 // run runs a permitted call and wraps the result.
-func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Actor, turn *TurnInfo) (*Envelope, error) {
+func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Actor, turn *TurnInfo, grant Answer) (*Envelope, error) {
 	if t.Serial {
 		select {
 		case t.sem <- struct{}{}:
@@ -143,7 +154,7 @@ func (r *Registry) run(ctx context.Context, t *Tool, input map[string]any, a Act
 			var prefs map[string]any
 			prefs, err = r.prefValues(t.doc)
 			if err == nil {
-				data, err = run.RunTool(ctx, RunRequest{Plugin: t.Plugin, Tool: t.Name, Input: input, Prefs: prefs, Actor: a, Trust: t.doc.Trust, Turn: turn})
+				data, err = run.RunTool(ctx, RunRequest{Plugin: t.Plugin, Tool: t.Name, Input: input, Prefs: prefs, Actor: a, Trust: t.doc.Trust, Turn: turn, Grant: string(grant)})
 			}
 		}
 	}

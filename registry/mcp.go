@@ -234,15 +234,30 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 			// signed state that binds it to this very call, once.
 			if resp, ok := req.Params.InputResponses["approve"]; ok {
 				er, isElicit := resp.(*mcp.ElicitResult)
-				yes := isElicit && er.Action == "accept" && st.redeem(req.Params.RequestState, sess, name, d.Input)
-				ap = ApproverFunc(func(context.Context, ApprovalRequest) (bool, error) { return yes, nil })
+				a := AnswerNo
+				if isElicit && er.Action == "accept" && st.redeem(req.Params.RequestState, sess, name, d.Input) {
+					a = AnswerOnce
+					if g, _ := er.Content[grantField].(string); g == string(AnswerAlways) {
+						a = AnswerAlways // Authorize makes it once where the ask offers no always
+					}
+				}
+				ap = AnswerFunc(func(context.Context, ApprovalRequest) (Answer, error) { return a, nil })
 			} else if canElicit(req.Session) {
 				in, _ := json.Marshal(d.Input)
 				t := d.Tool
 				msg := fmt.Sprintf("Allow %s (%s, a %s plugin, effect %s)? %s. Input: %s", t.Title, t.ID, t.doc.Trust, t.Effect, d.Message, approvalInput(in))
+				props := map[string]any{}
+				if d.Always {
+					// The question offers always only where a standing grant
+					// may be given (Decision.Always).
+					msg += fmt.Sprintf(". Answer once for this call, or always to let the agent call %s without asking from now on (harness revoke %s %s takes it back)", t.ID, t.Plugin, t.Name)
+					props[grantField] = map[string]any{"type": "string", "title": "Allow", "enum": []any{string(AnswerOnce), string(AnswerAlways)},
+						"enumNames": []any{"This call only", "Always for this tool"}, "default": string(AnswerOnce),
+						"description": "once: this call only; always: this tool's later calls by the agent run without asking"}
+				}
 				return &mcp.CallToolResult{
 					InputRequests: mcp.InputRequestMap{"approve": &mcp.ElicitParams{Message: msg,
-						RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}},
+						RequestedSchema: map[string]any{"type": "object", "properties": props}}},
 					RequestState: st.issue(sess, name, d.Input),
 				}
 			}
@@ -280,6 +295,9 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b),
 		Meta: mcp.Meta{metaUntrusted: env.Untrusted}}
 }
+
+// grantField is the approval question's field for once or always.
+const grantField = "grant"
 
 // metaUntrusted is the result's _meta key that says whether its data is
 // untrusted (the envelope says so too).

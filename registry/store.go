@@ -41,6 +41,7 @@ type MemoryStore struct {
 	mu       sync.Mutex
 	settings map[string]PluginSettings
 	prefs    map[string]map[string]any
+	grants   []Grant
 }
 
 // NewMemoryStore makes an empty MemoryStore.
@@ -199,7 +200,7 @@ func readJSON(path string, max int64, v any) error {
 		return fmt.Errorf("%s is larger than %d bytes", path, max)
 	}
 	if err := json.Unmarshal(buf.Bytes(), v); err != nil {
-		return fmt.Errorf("%s is not valid: %v", path, err)
+		return &notValidError{path, err}
 	}
 	return nil
 }

@@ -40,6 +40,10 @@ type RunRequest struct {
 	// Turn is the agent's turn the call is part of (the reference's
 	// ctx.turn); nil for the user's and the scheduler's calls.
 	Turn *TurnInfo
+	// Grant is how the user answered the ask of this call (the reference's
+	// ctx.grant): "once", "always" (also a standing grant), "" when nobody
+	// was asked.
+	Grant string
 }
 
 // TurnInfo is what a tool may know of the agent's turn.
@@ -127,6 +131,8 @@ type Document struct {
 	Unavailable string
 
 	instructions string
+	hashOnce     sync.Once // hash: the content hash standing grants are bound to
+	hash         string
 	once         sync.Once
 	runner       Runner
 	runErr       error

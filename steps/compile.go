@@ -74,7 +74,7 @@ type KindUse struct {
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // reservedNames cannot be bound by `as`.
-var reservedNames = map[string]bool{"input": true, "prefs": true, "actor": true, "turn": true, "ENV": true, "__loc__": true}
+var reservedNames = map[string]bool{"input": true, "prefs": true, "actor": true, "turn": true, "grant": true, "ENV": true, "__loc__": true}
 
 // Block decodes a list of steps. label prefixes the steps' numbers ("3." for
 // the steps inside step 3).

@@ -6,9 +6,12 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/remote"
 	"github.com/pkuinfo/harness/update"
 	"github.com/spf13/cobra"
@@ -26,9 +29,12 @@ link, and any pending update, last update error or quarantine; then the bundled
 official documents that harness update updated from their links (the version
 in use and the bundled one) or holds an update for. Stored files are
 verified against their hash; a plugin whose files changed is quarantined (and
-shown so) while the others keep working. --json prints an array of the state
-entries, each with "problem" when it cannot be used; a bundled document's has
-"bundled": true, "updated", "bundledVersion" and "bundledHash".`,
+shown so) while the others keep working. The standing grants (harness grants)
+follow the documents. --json prints an array of the state entries, each with
+"problem" when it cannot be used and "grants", its tools' standing grants
+("stale": true when the content or trust in use is no longer the granted one); a
+bundled document's has "bundled": true, "updated", "bundledVersion" and
+"bundledHash".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := openStore(app)
@@ -48,6 +54,15 @@ entries, each with "problem" when it cannot be used; a bundled document's has
 				return Exit(ExitFailed, err)
 			}
 			copies = slices.DeleteFunc(copies, func(c update.Copy) bool { return !bundledNews(c) })
+			// A grants file that cannot be read grants nothing: say so.
+			grants, gerr := (&registry.HomeStore{Dir: store.Dir()}).Grants()
+			if gerr != nil {
+				app.warn(fmt.Sprintf("the standing grants cannot be read, so none applies: %v", gerr))
+			}
+			byPlugin := map[string][]registry.Grant{}
+			for _, g := range grants {
+				byPlugin[g.Plugin] = append(byPlugin[g.Plugin], g)
+			}
 			if asJSON {
 				out := make([]map[string]any, 0, len(list))
 				for _, in := range list {
@@ -62,6 +77,7 @@ entries, each with "problem" when it cannot be used; a bundled document's has
 					if in.Err != nil {
 						m["problem"] = in.Err.Error()
 					}
+					m["grants"] = listGrants(byPlugin[in.Entry.ID], in.Entry.Hash, in.Entry.Trust)
 					out = append(out, m)
 				}
 				for _, c := range copies {
@@ -69,14 +85,24 @@ entries, each with "problem" when it cannot be used; a bundled document's has
 					if err != nil {
 						return Exit(ExitFailed, err)
 					}
+					m["grants"] = listGrants(byPlugin[c.ID], c.Hash, c.Trust)
 					out = append(out, m)
 				}
 				for _, id := range slices.Sorted(maps.Keys(remotes)) {
-					out = append(out, remoteListEntry(remotes[id]))
+					m := remoteListEntry(remotes[id])
+					m["grants"] = listGrants(byPlugin[id], "", "")
+					out = append(out, m)
 				}
 				enc := json.NewEncoder(app.Stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(out)
+			}
+			if len(grants) > 0 {
+				hashes := map[string]*fetch.Entry{}
+				for _, in := range list {
+					hashes[in.Entry.ID] = in.Entry
+				}
+				defer writeListGrants(app.Stdout, grants, hashes)
 			}
 			if len(remotes) > 0 {
 				defer writeRemoteList(app.Stdout, remotes)
@@ -85,7 +111,7 @@ entries, each with "problem" when it cannot be used; a bundled document's has
 				defer writeBundledList(app.Stdout, copies)
 			}
 			if len(list) == 0 {
-				if len(remotes) == 0 && len(copies) == 0 {
+				if len(remotes) == 0 && len(copies) == 0 && len(grants) == 0 {
 					fmt.Fprintln(app.Stdout, "no documents installed")
 				}
 				return nil
@@ -269,6 +295,35 @@ func writeRemoteList(w io.Writer, remotes map[string]*remote.Entry) {
 		if e.Error != "" {
 			fmt.Fprintf(w, "%s: last reconnect failed: %s\n", id, terminalSafe(e.Error))
 		}
+	}
+}
+
+// listGrants is an entry's standing grants in list --json: stale when the
+// installed content or trust is no longer what the user allowed (harness
+// grants checks the rest: the tool's effect and the rules).
+func listGrants(gs []registry.Grant, hash, trust string) []map[string]any {
+	out := []map[string]any{}
+	for _, g := range gs {
+		m := map[string]any{"tool": g.Tool, "effect": g.Effect, "trust": g.Trust, "granted": g.Granted}
+		if hash != "" && (g.Hash != hash || string(g.Trust) != trust) {
+			m["stale"] = true
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// writeListGrants is the standing grants' part of list (written after the
+// documents and the remote plugins: deferred first, it runs last).
+func writeListGrants(w io.Writer, grants []registry.Grant, installed map[string]*fetch.Entry) {
+	fmt.Fprintln(w, "standing grants (the agent's calls of these tools run without asking; harness revoke ID TOOL takes one back):")
+	slices.SortFunc(grants, func(a, b registry.Grant) int { return strings.Compare(a.Plugin+"."+a.Tool, b.Plugin+"."+b.Tool) })
+	for _, g := range grants {
+		note := ""
+		if e := installed[g.Plugin]; e != nil && (e.Hash != g.Hash || e.Trust != string(g.Trust)) {
+			note = " (stale: the document changed since, so it does not apply)"
+		}
+		fmt.Fprintf(w, "    %s.%s (%s, since %s)%s\n", g.Plugin, g.Tool, g.Effect, g.Granted.UTC().Format("2006-01-02 15:04"), note)
 	}
 }
 

@@ -135,7 +135,7 @@ func recordTool(ctx context.Context, app *App, path, toolName string, f *recordF
 	}
 	in, _ := input.(map[string]any)
 	d := registry.CheckRun(ctx, registry.RunCheck{Plugin: p, Trust: registry.Trust(f.trust), Tool: toolName,
-		Actor: registry.Actor(f.actor), Tainted: f.tainted, Approve: f.approve, Input: in})
+		Actor: registry.Actor(f.actor), Tainted: f.tainted, Approve: f.approve.yes(), Input: in})
 	if !d.Allow {
 		if d.ExitCode() == ExitUsage {
 			return Exit(ExitUsage, errors.New(d.Message))
@@ -173,7 +173,7 @@ func recordTool(ctx context.Context, app *App, path, toolName string, f *recordF
 		call.Trace, call.TraceMode = app.Stderr, traceMode
 	}
 	opts := plugintest.RecordOptions{Name: f.name, Actor: f.actor, Trust: f.trust, Tainted: f.tainted, Now: &now}
-	if f.approve && d.Ask {
+	if f.approve.yes() && d.Ask {
 		yes := true
 		opts.Approve = &yes
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ type runFlags struct {
 	input   string
 	actor   string
 	tainted bool
-	approve bool
+	approve approveFlag
 	trust   string
 	trace   traceFlags // trace_flag.go
 	full    bool
@@ -86,7 +87,8 @@ func (f *runFlags) add(fl *pflag.FlagSet, trustDoc string) {
 	fl.StringVar(&f.input, "input", "{}", "the tool's input, a JSON object")
 	fl.StringVar(&f.actor, "actor", "user", "who calls: user, agent or scheduler")
 	fl.BoolVar(&f.tainted, "tainted", false, "the turn read untrusted content")
-	fl.BoolVar(&f.approve, "approve", false, "answer yes where the rules would ask")
+	fl.Var(&f.approve, "approve", "answer yes where the rules would ask: once (--approve), or always (--approve=always: a standing grant, so later runs of the tool do not ask; harness revoke takes it back)")
+	fl.Lookup("approve").NoOptDefVal = "once"
 	fl.StringVar(&f.trust, "trust", "community", trustDoc)
 	fl.StringVar(&f.services, "services", "", "campus service catalogue entries (YAML), over the built-in ones")
 	fl.StringVar(&f.secrets, "secrets", "", "session credentials per campus service (YAML)")
@@ -142,7 +144,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 	}
 	in, _ := input.(map[string]any)
 	d := registry.CheckRun(ctx, registry.RunCheck{Plugin: p, Trust: registry.Trust(trust), Tool: toolName,
-		Actor: registry.Actor(f.actor), Tainted: f.tainted, Approve: f.approve, Input: in, Store: modes})
+		Actor: registry.Actor(f.actor), Tainted: f.tainted, Approve: f.approve.yes(), Always: f.approve.always(), Input: in, Store: modes})
 	if !d.Allow {
 		if d.ExitCode() == ExitUsage {
 			return Exit(ExitUsage, errors.New(d.Message))
@@ -155,6 +157,13 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 			}
 		}
 		return Exit(d.ExitCode(), errors.New("refused: "+msg))
+	}
+	if f.approve.always() && d.Grant == registry.AnswerOnce {
+		app.warn(fmt.Sprintf("%s.%s was allowed once, not always: %s", p.ID, toolName, onceWhy(d, modes != nil, f.tainted)))
+	} else if d.Reason == registry.ReasonGranted {
+		fmt.Fprintf(app.Stderr, "harness: %s.%s runs without asking: the user allowed it always (harness revoke %s %s takes that back)\n", p.ID, toolName, p.ID, toolName)
+	} else if d.Grant == registry.AnswerAlways {
+		fmt.Fprintf(app.Stderr, "harness: %s.%s is allowed always from now on for the agent (harness revoke %s %s takes it back)\n", p.ID, toolName, p.ID, toolName)
 	}
 
 	needHome := p.HasAbility("kv") || prefsNeeded(p)
@@ -169,7 +178,7 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		return Exitf(ExitFailed, "tool %q does not compile", toolName)
 	}
 	call := host.Call{Tool: toolName, Input: d.Input, Checked: true, Trust: registry.Trust(trust),
-		Actor: registry.Actor(f.actor), Turn: callerTurn(f.actor, f.tainted)}
+		Actor: registry.Actor(f.actor), Turn: callerTurn(f.actor, f.tainted), Grant: string(d.Grant)}
 	if traced {
 		call.Trace, call.TraceMode = app.Stderr, traceMode
 	}
@@ -289,6 +298,55 @@ func parseInput(s string) (any, error) {
 		return nil, fmt.Errorf("--input must be a JSON object")
 	}
 	return v, nil
+}
+
+// approveFlag is --approve: "" (no), once, or always. --approve alone is
+// once; --approve=true (or another word strconv.ParseBool reads) keeps
+// meaning once as the boolean flag did, and false no.
+type approveFlag string
+
+func (a *approveFlag) String() string { return string(*a) }
+func (a *approveFlag) Type() string   { return "once|always" }
+func (a *approveFlag) Set(s string) error {
+	switch s {
+	case "once", "always":
+		*a = approveFlag(s)
+		return nil
+	case "no", "":
+		*a = ""
+		return nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("must be once or always (or true, false), not %q", s)
+	}
+	*a = ""
+	if b {
+		*a = "once"
+	}
+	return nil
+}
+
+func (a approveFlag) yes() bool    { return a != "" }
+func (a approveFlag) always() bool { return a == "always" }
+
+// onceWhy says why --approve=always gave no standing grant.
+func onceWhy(d registry.Decision, stored, tainted bool) string {
+	t := d.Tool
+	switch {
+	case !stored:
+		return "a standing grant is kept only for an installed or bundled document (harness run ID TOOL)"
+	case t == nil || t.Document() == nil:
+	case t.AlwaysAsk:
+		return "the tool asks before every call"
+	case t.Effect == manifest.Money:
+		return "money tools ask before every call"
+	case registry.Loosest(t.Document().Trust, t.Effect) != manifest.Auto:
+		return fmt.Sprintf("a %s plugin's %s tools ask before every call", t.Document().Trust, t.Effect)
+	case tainted:
+		return "a standing grant is given only in a turn that read no untrusted data"
+	}
+	return d.Message
 }
 
 func prefsNeeded(p *manifest.Plugin) bool { return len(p.Preferences) > 0 }

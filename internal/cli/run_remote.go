@@ -40,8 +40,11 @@ func runRemote(ctx context.Context, app *App, id, toolName string, f *runFlags) 
 		return Exitf(ExitUsage, "remote plugin %s has no tool %q (harness tools lists them)", id, toolName)
 	}
 	var ap registry.Approver
-	if f.approve {
+	if f.approve.yes() {
 		ap = registry.ApproveAll
+		if f.approve.always() {
+			ap = registry.ApproveAlways
+		}
 	}
 	env, err := r.Invoke(ctx, registry.Call{Tool: id + "." + toolName, Actor: registry.Actor(f.actor), Tainted: f.tainted, Input: in}, ap)
 	if err != nil {
