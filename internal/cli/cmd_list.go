@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/remote"
@@ -98,11 +97,14 @@ bundled document's has "bundled": true, "updated", "bundledVersion" and
 				return enc.Encode(out)
 			}
 			if len(grants) > 0 {
-				hashes := map[string]*fetch.Entry{}
+				inUse := map[string][2]string{} // id: content hash and trust in use
 				for _, in := range list {
-					hashes[in.Entry.ID] = in.Entry
+					inUse[in.Entry.ID] = [2]string{in.Entry.Hash, in.Entry.Trust}
 				}
-				defer writeListGrants(app.Stdout, grants, hashes)
+				for _, c := range copies {
+					inUse[c.ID] = [2]string{c.Hash, c.Trust}
+				}
+				defer writeListGrants(app.Stdout, grants, inUse)
 			}
 			if len(remotes) > 0 {
 				defer writeRemoteList(app.Stdout, remotes)
@@ -315,12 +317,12 @@ func listGrants(gs []registry.Grant, hash, trust string) []map[string]any {
 
 // writeListGrants is the standing grants' part of list (written after the
 // documents and the remote plugins: deferred first, it runs last).
-func writeListGrants(w io.Writer, grants []registry.Grant, installed map[string]*fetch.Entry) {
+func writeListGrants(w io.Writer, grants []registry.Grant, inUse map[string][2]string) {
 	fmt.Fprintln(w, "standing grants (the agent's calls of these tools run without asking; harness revoke ID TOOL takes one back):")
 	slices.SortFunc(grants, func(a, b registry.Grant) int { return strings.Compare(a.Plugin+"."+a.Tool, b.Plugin+"."+b.Tool) })
 	for _, g := range grants {
 		note := ""
-		if e := installed[g.Plugin]; e != nil && (e.Hash != g.Hash || e.Trust != string(g.Trust)) {
+		if u, ok := inUse[g.Plugin]; ok && (u[0] != g.Hash || u[1] != string(g.Trust)) {
 			note = " (stale: the document changed since, so it does not apply)"
 		}
 		fmt.Fprintf(w, "    %s.%s (%s, since %s)%s\n", g.Plugin, g.Tool, g.Effect, g.Granted.UTC().Format("2006-01-02 15:04"), note)
