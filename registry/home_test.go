@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pkuinfo/harness/fetch"
@@ -166,4 +167,43 @@ func TestCheckInstall(t *testing.T) {
 			assert.ErrorIs(t, err, registry.ErrConflict, tc.what)
 		}
 	}
+}
+
+// The bundled copy is the floor of the official releases: an installed
+// official document older than the bundled one of its id is left out (the
+// bundled copy is used, with no problem), one of the same or a newer
+// version replaces it; a bundled copy the host took from an update of a
+// link outside the official repository has community trust.
+func TestOpenHomeBundledFloorAndTrust(t *testing.T) {
+	ctx := context.Background()
+	versioned := func(id, v string, tools map[string]string) manifest.Files {
+		f := docFiles(id, "", tools)
+		f["PLUGIN.md"] = []byte(strings.Replace(string(f["PLUGIN.md"]), "version: 1.0.0", "version: "+v, 1))
+		return f
+	}
+	one := map[string]string{"one": toolYAML("read")}
+	two := map[string]string{"one": toolYAML("read"), "two": toolYAML("read")}
+	bundled := []registry.Bundle{
+		{Files: versioned("older", "1.2.0", one)},
+		{Files: versioned("newer", "1.2.0", one)},
+		{Files: versioned("other", "1.0.0", one), Trust: registry.Community},
+	}
+	s, err := fetch.OpenStore(t.TempDir())
+	require.NoError(t, err)
+	install(t, s, versioned("older", "1.1.0", two), "official", nil)
+	install(t, s, versioned("newer", "1.2.0", two), "official", nil)
+
+	r, err := registry.OpenHome(ctx, s, bundled)
+	require.NoError(t, err)
+	require.Empty(t, r.Problems())
+	d, ok := r.Document("older")
+	require.True(t, ok)
+	assert.Equal(t, registry.Bundled, d.Origin, "the installed 1.1.0 is older than the bundled 1.2.0")
+	assert.Len(t, d.Tools, 1)
+	d, _ = r.Document("newer")
+	assert.Equal(t, registry.Installed, d.Origin, "the same version installed replaces the bundled one")
+	assert.Len(t, d.Tools, 2)
+	d, _ = r.Document("other")
+	assert.Equal(t, registry.Bundled, d.Origin)
+	assert.Equal(t, registry.Community, d.Trust)
 }

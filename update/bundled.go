@@ -75,7 +75,8 @@ func Current(st *fetch.Store, state *fetch.State, b Bundle) (Copy, error) {
 	if err != nil {
 		return Copy{}, fmt.Errorf("bundled document %s: %w", b.ID, err)
 	}
-	c := Copy{Bundle: b, Files: b.Files, Hash: bh, BundledHash: bh, Version: b.Version, BundledVersion: b.Version, Trust: fetch.TrustOfficial}
+	bv := b.version()
+	c := Copy{Bundle: b, Files: b.Files, Hash: bh, BundledHash: bh, Version: bv, BundledVersion: bv, Trust: fetch.TrustOfficial}
 	var e *fetch.Entry
 	if state != nil {
 		e = state.Bundled[b.ID]
@@ -100,11 +101,6 @@ func Current(st *fetch.Store, state *fetch.State, b Bundle) (Copy, error) {
 		c.Obsolete = fmt.Sprintf("the stored update %s is not a valid %s: the bundled copy is in use", e.Version, b.ID)
 		return c, nil
 	}
-	bv := b.version()
-	c.BundledVersion = bv
-	if c.Version == "" {
-		c.Version = bv
-	}
 	if BundledWins(bv, p.Version) {
 		c.Obsolete = fmt.Sprintf("the bundled copy %s is newer than the stored update %s", bv, p.Version)
 		return c, nil
@@ -128,7 +124,7 @@ func (c Copy) Installed() Installed {
 		in.Plugin, in.Version, in.FloorVersion = p, p.Version, p.Version
 	}
 	if in.FloorVersion == "" {
-		in.FloorVersion = c.Bundle.version()
+		in.FloorVersion = c.BundledVersion
 	}
 	if e := c.Entry; e != nil {
 		in.StoredHash = e.Hash

@@ -25,7 +25,9 @@ func newAcceptCmd(app *App) *cobra.Command {
 		Short: "Apply a pending update (wider access or a downgrade)",
 		Long: `accept applies the update that harness update held as pending for ID: wider
 access, or a downgrade. The pending version's stored files are verified against
-their hash first. Exit 0 applied; 1 when nothing is pending for ID.`,
+their hash first. For a bundled official document, it applies the update its
+link offered over the copy in use (never one older than the bundled copy).
+Exit 0 applied; 1 when nothing is pending for ID.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, _, err := updateStore(app)
