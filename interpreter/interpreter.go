@@ -243,16 +243,19 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 			res.Status = st
 		}
 	}
-	if steps.JSONOver(v, lim.Depth, maxResultBytes(lim)) {
+	// One walk bounds the text (at most maxResultBytes), checks the
+	// nesting and finds what to clean; then the text is written once.
+	b, over, err := steps.EncodeBounded(v, lim.Depth, min(maxResultBytes(lim), steps.MaxEncodeBytes))
+	if over && maxResultBytes(lim) > steps.MaxEncodeBytes {
+		// A host's limit above Encode's own: Encode's error, as before.
+		b, err = steps.Encode(v, lim.Depth)
+	} else if over {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: resultTooLarge(lim)}
 	}
-	var b []byte
-	if s.cfg.redact != nil {
+	if err == nil && s.cfg.redact != nil {
 		// Redacted before the cut (a cut could split a secret), value by
 		// value, so that the text stays JSON whatever a credential is.
-		b, err = redactResult(v, lim.Depth, s.cfg.redact)
-	} else {
-		b, err = steps.Encode(v, lim.Depth)
+		b, err = redactEncoded(b, v, lim.Depth, s.cfg.redact)
 	}
 	if err != nil {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: err}

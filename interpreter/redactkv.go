@@ -88,7 +88,16 @@ func redactValue(v any, redact func(string) string) any {
 // redactResultEach returns; any other goes through redactResultEach.
 func redactResult(v any, depth int, redact func(string) string) ([]byte, error) {
 	b, err := steps.Encode(v, depth)
-	if err == nil && bytes.IndexByte(b, '\\') < 0 && bytes.IndexByte(b, '<') < 0 {
+	if err != nil {
+		return redactResultEach(v, depth, redact)
+	}
+	return redactEncoded(b, v, depth, redact)
+}
+
+// redactEncoded is redactResult of v whose text steps.Encode wrote as b:
+// a caller that wrote it already does not write it twice.
+func redactEncoded(b []byte, v any, depth int, redact func(string) string) ([]byte, error) {
+	if bytes.IndexByte(b, '\\') < 0 && bytes.IndexByte(b, '<') < 0 {
 		s := unsafe.String(unsafe.SliceData(b), len(b))
 		if redact(s) == s {
 			return b, nil

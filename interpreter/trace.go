@@ -193,13 +193,14 @@ func (t *Tracer) Step(e steps.Event) {
 		view = "error: " + hidePreviews(e.Err.Error())
 	case e.Skipped:
 		view = "skipped"
-	case steps.JSONOver(e.Output, 64, maxTraceBytes):
-		view = "(an output of more than 1 MiB as JSON)"
 	default:
-		b, err := steps.Encode(e.Output, 64)
-		if err != nil {
+		b, over, err := steps.EncodeBounded(e.Output, 64, maxTraceBytes)
+		switch {
+		case over:
+			view = "(an output of more than 1 MiB as JSON)"
+		case err != nil:
 			view = "(" + err.Error() + ")"
-		} else {
+		default:
 			view = string(b)
 		}
 	}
@@ -218,14 +219,18 @@ func (t *Tracer) stepJSON(e steps.Event) {
 		o["error"] = t.text(hidePreviews(e.Err.Error()))
 	case e.Skipped:
 		o["skipped"] = true
-	case steps.JSONOver(e.Output, 64, maxTraceBytes):
-		o["outputOmitted"] = "an output of more than 1 MiB as JSON"
 	default:
 		// Value by value, so the text stays JSON whatever a credential is.
-		b, err := redactResult(e.Output, 64, t.redact)
-		if err != nil {
+		b, over, err := steps.EncodeBounded(e.Output, 64, maxTraceBytes)
+		if err == nil && !over {
+			b, err = redactEncoded(b, e.Output, 64, t.redact)
+		}
+		switch {
+		case over:
+			o["outputOmitted"] = "an output of more than 1 MiB as JSON"
+		case err != nil:
 			o["outputOmitted"] = t.text(err.Error())
-		} else {
+		default:
 			o["output"] = json.RawMessage(b)
 		}
 	}

@@ -116,7 +116,9 @@ func DecodeJSON(b []byte, maxDepth int) (any, error) {
 		if err := json.Unmarshal(b, &v); err != nil {
 			return nil, err
 		}
-		if !depthOK(v, maxDepth) {
+		// No value nests deeper than the text has brackets: a body with
+		// few (most have) needs no walk of its value.
+		if bytes.Count(b, []byte{'{'})+bytes.Count(b, []byte{'['}) > maxDepth && !depthOK(v, maxDepth) {
 			return nil, &LimitError{Limit: "depth", Max: int64(maxDepth), What: "the JSON's nesting"}
 		}
 		return v, nil
@@ -279,13 +281,88 @@ func Encode(v any, maxDepth int) ([]byte, error) {
 // a LimitError on stringBytes, found at a cost of about maxBytes whatever
 // v holds (see JSONOver).
 func EncodeWithin(v any, maxDepth, maxBytes int) ([]byte, error) {
-	if JSONOver(v, maxDepth, maxBytes) {
+	b, over, err := EncodeBounded(v, maxDepth, maxBytes)
+	if over {
 		return nil, &LimitError{Limit: "stringBytes", Max: int64(maxBytes), What: "a value's JSON text"}
 	}
-	if err := checkDepth(v, maxDepth); err != nil {
-		return nil, err
+	return b, err
+}
+
+// EncodeBounded is EncodeWithin reporting a text over maxBytes as over
+// (with no text and no error) rather than as an error, for a caller that
+// names the limit its own way. One walk of v answers what JSONOver,
+// CheckDepth and Clean would each walk it for: the text's lower bound,
+// the nesting, and whether a string or key needs cleaning.
+func EncodeBounded(v any, maxDepth, maxBytes int) (b []byte, over bool, err error) {
+	var sh shape
+	if !sh.walk(v, maxDepth, maxBytes) {
+		return nil, true, nil
 	}
-	return gojq.Marshal(Clean(v))
+	if sh.deep {
+		return nil, false, &LimitError{Limit: "depth", Max: int64(maxDepth), What: "a value's nesting"}
+	}
+	if sh.dirty {
+		v = Clean(v)
+	}
+	b, err = gojq.Marshal(v)
+	return b, false, err
+}
+
+// shape is what one walk of a value finds: jsonWithin's lower bound of its
+// JSON text, whether it nests deeper than the walk's depth (depthOK), and
+// whether a string or key holds what CleanString removes.
+type shape struct {
+	n     int
+	deep  bool
+	dirty bool
+}
+
+// walk adds v to the shape; false when the text is over max. It counts as
+// jsonWithin counts and stops where it stops, so that over is JSONOver's
+// answer; a container at the depth limit is deep, as depthOK finds it.
+func (sh *shape) walk(v any, left, max int) bool {
+	switch x := v.(type) {
+	case string:
+		sh.n += len(x) + 2
+		if !sh.dirty && !isClean(x) {
+			sh.dirty = true
+		}
+	case []any:
+		sh.n += 2 + len(x)
+		if left <= 0 {
+			sh.deep = true
+			break
+		}
+		if sh.n > max {
+			break
+		}
+		for _, e := range x {
+			if !sh.walk(e, left-1, max) {
+				return false
+			}
+		}
+	case map[string]any:
+		sh.n += 2 + len(x)
+		if left <= 0 {
+			sh.deep = true
+			break
+		}
+		if sh.n > max {
+			break
+		}
+		for k, e := range x {
+			sh.n += len(k) + 3
+			if !sh.dirty && !isClean(k) {
+				sh.dirty = true
+			}
+			if !sh.walk(e, left-1, max) {
+				return false
+			}
+		}
+	default:
+		sh.n++
+	}
+	return sh.n <= max
 }
 
 // JSONOver reports whether the JSON text of v (as Encode writes it) is
@@ -393,25 +470,7 @@ func clean(v any) (any, bool) {
 // tab and newline, DEL, C1 controls, and the bidirectional overrides that
 // reorder what a terminal shows. Invalid UTF-8 becomes U+FFFD.
 func CleanString(s string) string {
-	clean := true
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
-				clean = false
-				break
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || badRune(r) {
-			clean = false
-			break
-		}
-		i += n
-	}
-	if clean {
+	if isClean(s) {
 		return s
 	}
 	var b strings.Builder
@@ -425,6 +484,26 @@ func CleanString(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// isClean reports whether CleanString(s) is s.
+func isClean(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || badRune(r) {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
 func badRune(r rune) bool {
