@@ -937,9 +937,15 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		h["Content-Length"] = []string{c.p.red.string(strconv.Itoa(len(out.Body)))}
 	}
 	out.Header = h
-	if cur == &t.u && t.urlStr != "" {
+	switch {
+	case cur == &t.u && t.plain && c.p.red.st.Load() == t.checked:
+		// What carriesSecret searched, and public parts (target.plain).
+		if out.URL = t.urlStr; out.URL == "" {
+			out.URL = cur.String()
+		}
+	case cur == &t.u && t.urlStr != "":
 		out.URL = c.p.red.string(t.urlStr)
-	} else {
+	default:
 		out.URL = c.p.red.string(cur.String())
 	}
 	return out, nil

@@ -71,6 +71,10 @@ type Proxy struct {
 	semMu sync.Mutex
 	sems  map[string]chan struct{}
 
+	// public maps a campus service to the redactor state under which its
+	// origin and fixed query hold no credential (see plainURL).
+	public sync.Map // *service -> *redState
+
 	now func() time.Time
 }
 

@@ -23,6 +23,18 @@ type target struct {
 	// headers, body, raw and decoded), built when first needed.
 	sentText *string
 	u        url.URL
+	// checked is the redactor state carriesSecret searched the request
+	// with. plain says the first URL is made of nothing but what it
+	// searched (the step's path, query or URL) and public parts (a campus
+	// service's origin and its whole fixed query, which hold no credential
+	// under that state either): a response whose URL is that one, under
+	// the same state, shows it as it is. It tells the step nothing it did
+	// not write or see already; should it spell a credential across its
+	// parts, the step wrote that itself, and the result, the trace and
+	// what the step sends next pass the redactor again. A state changed
+	// since (a session value the answer set) redacts it.
+	checked *redState
+	plain   bool
 	// resp is the answer Do returns: one allocation with the target.
 	resp Response
 }
@@ -77,7 +89,7 @@ func (c *Call) target(r *Request) (*target, error) {
 		}
 		t.header = h
 	}
-	if c.carriesSecret(r) {
+	if c.carriesSecret(r, t) {
 		return nil, fmt.Errorf("%w: the request carries a credential value; steps never hold credentials, the proxy attaches them", ErrRefused)
 	}
 	switch {
@@ -202,7 +214,46 @@ func (c *Call) campusTarget(t *target, r *Request) error {
 		t.urlStr = svc.origin.str + cp.escaped
 	}
 	t.sem = svc.sem
+	t.plain = svc.fixedWhole(cp.query, r.Query) && c.p.publicParts(svc, t.checked)
 	return nil
+}
+
+// fixedWhole reports whether a campus request's query holds the service's
+// fixed query whole (or the service has none): no fixed parameter is left
+// out because the step's path or parameters name it.
+func (s *service) fixedWhole(raw string, q url.Values) bool {
+	if len(s.Query) == 0 || raw == "" && len(q) == 0 {
+		return true
+	}
+	var have url.Values
+	if raw != "" {
+		have, _ = url.ParseQuery(raw)
+	}
+	for k := range s.Query {
+		if _, ok := have[k]; ok {
+			return false
+		}
+		if _, ok := q[k]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// publicParts reports whether svc's origin and fixed query hold no
+// credential under st, remembered for the last state it was asked about.
+func (p *Proxy) publicParts(svc *service, st *redState) bool {
+	if st == nil {
+		return false
+	}
+	if v, ok := p.public.Load(svc); ok && v.(*redState) == st {
+		return true
+	}
+	if st.holds(svc.origin.str) || st.holds(svc.urlHost) || st.holds(svc.fixedQuery) {
+		return false
+	}
+	p.public.Store(svc, st)
+	return true
 }
 
 func (c *Call) webTarget(t *target, r *Request) error {
@@ -215,6 +266,8 @@ func (c *Call) webTarget(t *target, r *Request) error {
 	}
 	t.u = *u
 	t.sem = c.p.sem(o.str, c.p.lim.ServiceConcurrency)
+	// The step's URL (its declared origin, canonical) and its parameters.
+	t.plain = t.checked != nil
 	return nil
 }
 
@@ -341,8 +394,9 @@ func originOf(u *url.URL) string {
 // credential in a form the redactor cannot predict (reversed, hex, split
 // over two responses) and a step may undo that in jq; such a value must
 // never leave again, to a web origin or to another campus service.
-func (c *Call) carriesSecret(r *Request) bool {
+func (c *Call) carriesSecret(r *Request, t *target) bool {
 	st := c.p.red.st.Load()
+	t.checked = st
 	if len(st.pats) == 0 {
 		return false
 	}
