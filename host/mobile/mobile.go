@@ -44,6 +44,14 @@ type Approver interface {
 	Approve(requestJSON string) (bool, error)
 }
 
+// Answerer asks the user whether a call that asks may run, and may answer
+// "once" or "always" (a standing grant for the tool, offered when the
+// request has "always": true); "no" or anything else declines. request is
+// the JSON of registry.ApprovalRequest.
+type Answerer interface {
+	Answer(requestJSON string) (string, error)
+}
+
 // Engine is one host with its registry of documents.
 type Engine struct {
 	h   *host.Host
@@ -254,6 +262,52 @@ func (e *Engine) Run(callJSON string, ap Approver) (string, error) {
 			return ap.Approve(string(b))
 		})
 	}
+	return e.invoke(c, rap)
+}
+
+// RunAnswered is Run with an Answerer: the user may answer once or always.
+// A standing grant lives as long as the engine (its settings are in
+// memory); Grants lists them and Revoke takes them back.
+func (e *Engine) RunAnswered(callJSON string, ans Answerer) (string, error) {
+	c, err := e.parseCall(callJSON)
+	if err != nil {
+		return "", err
+	}
+	var rap registry.Approver
+	if ans != nil {
+		rap = registry.AnswerFunc(func(_ context.Context, req registry.ApprovalRequest) (registry.Answer, error) {
+			b, err := json.Marshal(req)
+			if err != nil {
+				return registry.AnswerNo, err
+			}
+			a, err := ans.Answer(string(b))
+			return registry.Answer(a), err
+		})
+	}
+	return e.invoke(c, rap)
+}
+
+// Grants lists the standing grants as JSON, [{"plugin", "tool", "effect",
+// "trust", "hash", "granted", "applies", "why"}].
+func (e *Engine) Grants() (string, error) {
+	list, err := e.reg.Grants("")
+	if err != nil {
+		return "", err
+	}
+	if list == nil {
+		list = []registry.GrantState{}
+	}
+	return marshal(list)
+}
+
+// Revoke takes back the standing grant of plugin's tool (every tool's of
+// plugin when tool is ""); it reports whether there was one.
+func (e *Engine) Revoke(plugin, tool string) (bool, error) {
+	n, err := e.reg.Revoke(plugin, tool)
+	return n > 0, err
+}
+
+func (e *Engine) invoke(c registry.Call, rap registry.Approver) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
 	defer cancel()
 	env, err := e.reg.Invoke(ctx, c, rap)

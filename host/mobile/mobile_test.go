@@ -148,10 +148,56 @@ func TestFacadeShape(t *testing.T) {
 	for i := 0; i < et.NumMethod(); i++ {
 		check(et.Method(i).Name, et.Method(i).Type, 1)
 	}
-	for _, it := range []reflect.Type{reflect.TypeOf((*mobile.Keystore)(nil)).Elem(), reflect.TypeOf((*mobile.Approver)(nil)).Elem()} {
+	for _, it := range []reflect.Type{reflect.TypeOf((*mobile.Keystore)(nil)).Elem(), reflect.TypeOf((*mobile.Approver)(nil)).Elem(),
+		reflect.TypeOf((*mobile.Answerer)(nil)).Elem()} {
 		for i := 0; i < it.NumMethod(); i++ {
 			check(it.Method(i).Name, it.Method(i).Type, 0)
 		}
 	}
-	assert.Equal(t, 5, et.NumMethod()+1, "Load, Catalogue, Decide, Run (+New)")
+	assert.Equal(t, 8, et.NumMethod()+1, "Load, Catalogue, Decide, Run, RunAnswered, Grants, Revoke (+New)")
+}
+
+type answerer struct {
+	answer string
+	seen   []string
+}
+
+func (a *answerer) Answer(req string) (string, error) { a.seen = append(a.seen, req); return a.answer, nil }
+
+// TestFacadeStandingGrant: RunAnswered's Answerer may answer always where
+// the request offers it ("always": true): the next call runs without
+// asking and its steps see $grant "always"; Grants lists it, Revoke takes
+// it back and the call asks again. Run's Approver keeps answering once.
+func TestFacadeStandingGrant(t *testing.T) {
+	e, err := mobile.New("", nil)
+	require.NoError(t, err)
+	files, _ := json.Marshal(map[string]string{
+		"PLUGIN.md":    "---\nid: notes\nname: N\ndescription: d\nversion: 1.0.0\n---\nI.\n",
+		"tools/w.yaml": "description: d\neffect: write\nsteps:\n  - return: '$grant'\n",
+	})
+	_, err = e.Load(string(files), "official")
+	require.NoError(t, err)
+	const call = `{"tool":"notes.w","actor":"agent"}`
+	res, err := e.Run(call, &approver{yes: true})
+	require.NoError(t, err)
+	assert.Contains(t, res, `"data":"once"`)
+	a := &answerer{answer: "always"}
+	res, err = e.RunAnswered(call, a)
+	require.NoError(t, err)
+	require.Len(t, a.seen, 1)
+	assert.Contains(t, a.seen[0], `"always":true`)
+	assert.Contains(t, res, `"data":"always"`)
+	res, err = e.RunAnswered(call, a)
+	require.NoError(t, err)
+	assert.Len(t, a.seen, 1, "the standing grant runs it without asking")
+	assert.Contains(t, res, `"data":"always"`)
+	gs, err := e.Grants()
+	require.NoError(t, err)
+	assert.Contains(t, gs, `"plugin":"notes"`)
+	assert.Contains(t, gs, `"applies":true`)
+	had, err := e.Revoke("notes", "w")
+	require.NoError(t, err)
+	assert.True(t, had)
+	_, err = e.RunAnswered(call, &answerer{answer: "no"})
+	require.Error(t, err, "revoked: asks again, and no is no")
 }
