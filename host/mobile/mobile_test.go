@@ -162,7 +162,10 @@ type answerer struct {
 	seen   []string
 }
 
-func (a *answerer) Answer(req string) (string, error) { a.seen = append(a.seen, req); return a.answer, nil }
+func (a *answerer) Answer(req string) (string, error) {
+	a.seen = append(a.seen, req)
+	return a.answer, nil
+}
 
 // TestFacadeStandingGrant: RunAnswered's Answerer may answer always where
 // the request offers it ("always": true): the next call runs without
