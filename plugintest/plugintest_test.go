@@ -372,3 +372,20 @@ func TestHTTPSWebRequestIsCaught(t *testing.T) {
 	require.Len(t, rep.Cases, 1)
 	assert.Contains(t, strings.Join(rep.Cases[0].Failures, "\n"), "no recorded exchange answers GET https://secure.example.edu.cn/x (web origin https://secure.example.edu.cn)")
 }
+
+// TestCasesSeeTheCaller: a case runs its call as the registry does, so
+// the steps see the case's actor, the agent's turn and how the user
+// answered ($actor, $turn, $grant): approve: true is once.
+func TestCasesSeeTheCaller(t *testing.T) {
+	doc := "---\nid: who\nname: W\ndescription: d\nversion: 1.0.0\n---\nI.\n\n```yaml tool send\ndescription: d\neffect: write\n" +
+		"steps:\n  - return: '{actor: $actor, tainted: $turn.tainted, grant: $grant}'\n```\n\n```yaml test caller\ncases:\n" +
+		"  - name: agent\n    tool: send\n    actor: agent\n    trust: official\n    tainted: true\n    approve: true\n" +
+		"    expect:\n      output: {actor: agent, tainted: true, grant: once}\n" +
+		"  - name: user\n    tool: send\n    expect:\n      output: {actor: user, tainted: null, grant: null}\n```\n"
+	rep := run(t, manifest.Files{"PLUGIN.md": []byte(doc)})
+	require.False(t, rep.Problems.HasErrors(), rep.Problems.Error())
+	require.Len(t, rep.Cases, 2)
+	for _, c := range rep.Cases {
+		assert.Empty(t, c.Failures, c.Name)
+	}
+}

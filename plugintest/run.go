@@ -236,7 +236,8 @@ func runCase(ctx context.Context, p *manifest.Plugin, renv *replayEnv, c *Case) 
 		if c.Prefs != nil {
 			prefs = c.Prefs
 		}
-		res, err := doc.Run(ctx, host.Call{Tool: req.Tool, Input: req.Input, Checked: true, Trust: req.Trust, Prefs: prefs, KV: kv})
+		res, err := doc.Run(ctx, host.Call{Tool: req.Tool, Input: req.Input, Checked: true, Trust: req.Trust, Prefs: prefs, KV: kv,
+			Actor: req.Actor, Turn: req.Turn, Grant: req.Grant})
 		if err != nil {
 			return nil, err
 		}
