@@ -101,6 +101,58 @@ func typedFields[S any](v any) []fieldSpec[S] {
 	return out
 }
 
+// records extracts the elements an html or xml step matched: without
+// fields each one's text, else one object per element holding each field's
+// value: of the first of its targets (null when there is none), or with all
+// the list of them, at most 16 times the items limit in all the fields.
+// targets finds a field's targets inside an element (without a selector,
+// the element itself is the target); value is a target's text or attr.
+func records[S, E any](ctx context.Context, els []E, fields []fieldSpec[S], lim *Limits,
+	targets func(el E, fd fieldSpec[S]) ([]E, error), value func(t E, attr string) any) ([]any, error) {
+	out := make([]any, 0, len(els))
+	budget := 16 * lim.Items // values all fields may extract
+	for _, el := range els {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(fields) == 0 {
+			out = append(out, value(el, ""))
+			continue
+		}
+		rec := make(map[string]any, len(fields))
+		for _, fd := range fields {
+			ts := []E{el}
+			if fd.has {
+				var err error
+				if ts, err = targets(el, fd); err != nil {
+					return nil, err
+				}
+			}
+			switch {
+			case fd.all:
+				if budget -= len(ts); budget < 0 {
+					return nil, tooManyValues(lim)
+				}
+				list := make([]any, len(ts))
+				for i, t := range ts {
+					list[i] = value(t, fd.attr)
+				}
+				rec[fd.name] = list
+			case len(ts) == 0:
+				rec[fd.name] = nil
+			default:
+				rec[fd.name] = value(ts[0], fd.attr)
+			}
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+func tooManyValues(lim *Limits) error {
+	return &LimitError{Limit: "items", Max: int64(16 * lim.Items), What: "the extracted values"}
+}
+
 // tooFew is the error of an extraction that matched fewer elements than
 // its min.
 func tooFew(what string, got, min int) error {

@@ -187,52 +187,21 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	if len(nodes) < s.min {
 		return nil, tooFew(strconv.Quote(s.src), len(nodes), s.min)
 	}
-	matches := goquery.NewDocumentFromNode(root).Selection.FindNodes(nodes...)
-	out := make([]any, 0, matches.Length())
-	var ferr error
-	budget := 16 * f.Limits.Items // values all fields may extract
-	matches.EachWithBreak(func(_ int, el *goquery.Selection) bool {
-		if ferr = ctx.Err(); ferr != nil {
-			return false
-		}
-		if len(s.fields) == 0 {
-			out = append(out, capText(el.Text(), f.Limits.FieldBytes))
-			return true
-		}
-		rec := make(map[string]any, len(s.fields))
-		for _, fd := range s.fields {
-			target := el
-			if fd.has {
-				found, err := matchNodes(ctx, el.Nodes[0], fd.sel, !fd.all)
-				if err != nil {
-					ferr = err
-					return false
-				}
-				target = el.FindNodes(found...)
-			}
-			if fd.all {
-				if budget -= target.Length(); budget < 0 {
-					ferr = &LimitError{Limit: "items", Max: int64(16 * f.Limits.Items), What: "the extracted values"}
-					return false
-				}
-				list := make([]any, 0, target.Length())
-				target.Each(func(_ int, t *goquery.Selection) { list = append(list, value(t, fd.attr, f.Limits.FieldBytes)) })
-				rec[fd.name] = list
-				continue
-			}
-			if target.Length() == 0 {
-				rec[fd.name] = nil
-				continue
-			}
-			rec[fd.name] = value(target.First(), fd.attr, f.Limits.FieldBytes)
-		}
-		out = append(out, rec)
-		return true
-	})
-	if ferr != nil {
-		return nil, ferr
+	targets := func(el *goquery.Selection, fd htmlField) ([]*goquery.Selection, error) {
+		found, err := matchNodes(ctx, el.Nodes[0], fd.sel, !fd.all)
+		return selections(el.FindNodes(found...)), err
 	}
-	return out, nil
+	return records(ctx, selections(goquery.NewDocumentFromNode(root).Selection.FindNodes(nodes...)), s.fields, f.Limits, targets,
+		func(t *goquery.Selection, attr string) any { return value(t, attr, f.Limits.FieldBytes) })
+}
+
+// selections lists a selection's elements, each as a selection of its own.
+func selections(sel *goquery.Selection) []*goquery.Selection {
+	out := make([]*goquery.Selection, sel.Length())
+	for i := range out {
+		out[i] = sel.Eq(i)
+	}
+	return out
 }
 
 // matchNodes lists the elements under root that sel matches, in document

@@ -216,39 +216,14 @@ func (s *xmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	if len(els) < s.min {
 		return nil, tooFew(strconv.Quote(s.src), len(els), s.min)
 	}
-	out := make([]any, 0, len(els))
-	budget := 16 * f.Limits.Items // values all fields may extract
-	for _, el := range els {
-		if len(s.fields) == 0 {
-			out = append(out, strings.TrimSpace(el.textOf(f.Limits.FieldBytes)))
-			continue
+	targets := func(el *xnode, fd fieldSpec[xmlPath]) ([]*xnode, error) {
+		found := fd.sel.find(el, f.Limits.Items) // at most one more than the limit
+		if fd.all && len(found) > f.Limits.Items {
+			return nil, tooManyValues(f.Limits)
 		}
-		rec := make(map[string]any, len(s.fields))
-		for _, fd := range s.fields {
-			targets := []*xnode{el}
-			if fd.has {
-				targets = fd.sel.find(el, f.Limits.Items)
-			}
-			if fd.all {
-				if budget -= len(targets); budget < 0 || len(targets) > f.Limits.Items {
-					return nil, &LimitError{Limit: "items", Max: int64(16 * f.Limits.Items), What: "the extracted values"}
-				}
-				list := make([]any, 0, len(targets))
-				for _, t := range targets {
-					list = append(list, xvalue(t, fd.attr, f.Limits.FieldBytes))
-				}
-				rec[fd.name] = list
-				continue
-			}
-			if len(targets) == 0 {
-				rec[fd.name] = nil
-				continue
-			}
-			rec[fd.name] = xvalue(targets[0], fd.attr, f.Limits.FieldBytes)
-		}
-		out = append(out, rec)
+		return found, nil
 	}
-	return out, nil
+	return records(ctx, els, s.fields, f.Limits, targets, func(t *xnode, attr string) any { return xvalue(t, attr, f.Limits.FieldBytes) })
 }
 
 func xvalue(n *xnode, attr string, max int) any {
