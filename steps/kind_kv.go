@@ -58,9 +58,7 @@ func decodeKVSet(c *Compiler, n *yaml.Node) Step {
 		return nil
 	}
 	s := &kvSetStep{key: m.Value("key").(*Template)}
-	if v, ok := m.Get("value"); ok {
-		s.value = v.Value.(*JQ)
-	}
+	s.value, _ = m.Value("value").(*JQ) // nil: the default ., the step's input
 	return s
 }
 

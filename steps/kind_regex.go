@@ -40,9 +40,7 @@ func decodeRegex(c *Compiler, n *yaml.Node) Step {
 		return nil
 	}
 	s := &regexStep{all: m.Bool("all")}
-	if v, ok := m.Get("from"); ok {
-		s.from = v.Value.(*JQ)
-	}
+	s.from, _ = m.Value("from").(*JQ) // nil: the default ., the step's input
 	re, err := regexp.Compile(m.String("pattern"))
 	if err != nil {
 		c.Errorf(m.NodeOf("pattern"), "pattern does not compile: %v", err)
