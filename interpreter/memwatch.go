@@ -46,6 +46,16 @@ func watchHeap(w *watched) {
 	heapWatch.mu.Unlock()
 }
 
+// WatchHeap watches the process heap for work outside a run (a test
+// case's jq assertions): the context is cancelled when the heap passes
+// limit, stop ends the watch, and stopped reports whether the heap ended it.
+func WatchHeap(ctx context.Context, limit int64) (watchCtx context.Context, stop func(), stopped func() bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watched{cancel: cancel, limit: limit}
+	watchHeap(w)
+	return ctx, func() { unwatchHeap(w); cancel() }, w.stopped.Load
+}
+
 func unwatchHeap(w *watched) {
 	if w.limit <= 0 {
 		return

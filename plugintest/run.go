@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -346,7 +345,7 @@ func check(ctx context.Context, c *Case, o *outcome) []string {
 // step limits (a heap watch stops a program that grows a value without
 // end): its first output.
 func first(ctx context.Context, a Assertion, v any) (any, error) {
-	ctx, stop, grown := watchHeap(ctx, steps.DefaultLimits().HeapBytes)
+	ctx, stop, grown := interpreter.WatchHeap(ctx, steps.DefaultLimits().HeapBytes)
 	defer stop()
 	x, ok, err := a.Code.Run1(ctx, steps.FromGo(v))
 	switch {
@@ -360,36 +359,6 @@ func first(ctx context.Context, a Assertion, v any) (any, error) {
 		return nil, errors.New("it gave no result")
 	}
 	return x, nil
-}
-
-// watchHeap returns a context that is cancelled when the process heap
-// passes limit (sampled as the interpreter's heap watch samples it) and
-// whether that happened.
-func watchHeap(ctx context.Context, limit int64) (context.Context, func(), func() bool) {
-	ctx, cancel := context.WithCancel(ctx)
-	var over atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		t := time.NewTicker(interpreter.WatchInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				metrics.Read(sample)
-				if int64(sample[0].Value.Uint64()) > limit {
-					over.Store(true)
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	return ctx, func() { close(done); cancel() }, over.Load
 }
 
 func compact(v any) string {
