@@ -26,7 +26,7 @@ access:
 dataSources:
   - {name: crowd, tool: crowd0, ttl: 120, input: {canteen: 燕南}}
 preferences:
-  - {name: favourite, kind: enum, title: 常去食堂, options: [燕南, 农园, 学一], default: 燕南}
+  favourite: {kind: choice, title: 常去食堂, options: [{value: 燕南, label: 燕南}, {value: 农园, label: 农园}, {value: 学一, label: 学一}], default: 燕南}
 i18n:
   en: {name: Canteens, description: Crowds and menus.}
 ---

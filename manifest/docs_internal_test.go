@@ -16,12 +16,24 @@ var referenceTables = map[string]string{
 	"frontmatter":  frontMatterDecl.Table(),
 	"access":       yamlx.Tables(accessDecl, campusDecl),
 	"dataSources":  dataSourceDecl.Table(),
-	"preferences":  preferenceDecl.Table(),
+	"preferences":  yamlx.Tables(preferenceDecl, optionDecl),
 	"contributes":  yamlx.Tables(contributesDecl, widgetDecl, screenDecl, settingDecl, commandDecl),
-	"i18n":         yamlx.Tables(i18nDecl.Fields[0].Type.(yamlx.Object).Decl, toolI18nDecl),
+	"i18n":         i18nTables(),
 	"legacy":       legacyDecl.Table(),
 	"defaultModes": modesDecl.Table(),
 	"tool":         toolDecl.Table(),
+}
+
+// i18nTables are i18n.en's table and its sections' items'.
+func i18nTables() string {
+	en := i18nDecl.Fields[0].Type.(yamlx.Object).Decl
+	decls := []*yamlx.Decl{en}
+	for _, f := range en.Fields {
+		if c, ok := f.Type.(yamlx.Container); ok {
+			decls = append(decls, c.Decls()...)
+		}
+	}
+	return yamlx.Tables(decls...)
 }
 
 // TestReferenceTablesCurrent: the key tables of docs/plugin-format.md are

@@ -59,8 +59,8 @@ var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md fr
 		{Name: "access", Type: yamlx.Later{Of: yamlx.Object{Decl: accessDecl}}, Doc: "What the document may reach: declared, never inferred."},
 		{Name: "dataSources", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: dataSourceDecl}, Max: MaxListLength}},
 			Doc: "Data a widget or a scheduled check reads: a read tool's result, cached."},
-		{Name: "preferences", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: preferenceDecl}, Max: MaxListLength}},
-			Doc: "User settings, readable in steps as $prefs.NAME (never secrets)."},
+		{Name: "preferences", Type: yamlx.Later{Of: yamlx.Keyed{Of: preferenceDecl, By: "name", Key: keyWord, Max: MaxListLength}},
+			Doc: "User settings by name, readable in steps as $prefs.NAME and by the agent as PLUGIN.NAME (never secrets)."},
 		{Name: "contributes", Type: yamlx.Later{Of: yamlx.Object{Decl: contributesDecl}}, Doc: "What the document adds to the app: widgets, screens, settings rows, commands."},
 		{Name: "i18n", Type: yamlx.Later{Of: yamlx.Object{Decl: i18nDecl}}, Doc: "English texts for the app's English interface."},
 		{Name: "legacy", Type: yamlx.Later{Of: yamlx.Object{Decl: legacyDecl}}, Doc: "Identifiers of older releases, so settings and references carry over."},
@@ -74,7 +74,7 @@ var accessDecl = &yamlx.Decl{Name: "access", Fields: []yamlx.Field{
 		Doc: "Campus services by catalogue name: a name allows every path, {service, paths} only those prefixes."},
 	{Name: "web", Type: yamlx.Later{Of: yamlx.List{Of: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#@]+/?$"}}}},
 		Doc: "Public origins, scheme://host[:port]: no user, path, query, fragment or wildcard."},
-	{Name: "abilities", Type: yamlx.Later{Of: schemaPlus{yamlx.List{Of: choice{KnownAbilities, "is not an ability: " + strings.Join(KnownAbilities, ", ")}},
+	{Name: "abilities", Type: yamlx.Later{Of: schemaPlus{yamlx.List{Of: choice{Values: KnownAbilities, Rule: "is not an ability: " + strings.Join(KnownAbilities, ", ")}},
 		map[string]any{"uniqueItems": true}}}, Doc: "Host abilities: kv is the plugin's private store."},
 }}
 
@@ -84,7 +84,7 @@ var campusDecl = &yamlx.Decl{Name: "a campus service", Fields: []yamlx.Field{
 		Doc: "Path prefixes the document may request (leave out: any path)."},
 }}
 
-var modeChoice = choice{[]string{"auto", "ask", "off"}, "must be auto, ask or off"}
+var modeChoice = choice{Values: []string{"auto", "ask", "off"}, Rule: "must be auto, ask or off"}
 
 var modesDecl = &yamlx.Decl{Name: "defaultModes", Fields: []yamlx.Field{
 	{Name: "read", Type: modeChoice, Doc: "The mode of read tools."},
@@ -145,12 +145,12 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List)
 		}
 	}
 	p.DataSources = parseDataSources(c, o)
-	p.Preferences = parsePreferences(c, o, sc)
 	if x := laterObj(c, o, "contributes"); x != nil {
 		p.Contributes = parseContributes(c, x)
 	}
+	p.Preferences = parsePreferences(c, o, sc, p.Contributes.Screens)
 	if x := laterObj(c, o, "i18n"); x != nil {
-		p.I18n = parseI18n(c, x)
+		p.I18n = parseI18n(c, x, p)
 	}
 	if x := laterObj(c, o, "legacy"); x != nil {
 		p.Legacy = parseLegacy(c, x)

@@ -153,13 +153,21 @@ type DataSource struct {
 // Preference is a user setting of the document, readable by steps as $prefs.
 type Preference struct {
 	Name        string             `json:"name"`
-	Kind        string             `json:"kind"` // string | number | integer | boolean | enum
+	Kind        string             `json:"kind"` // choice | boolean | text | list (or number | integer)
 	Title       string             `json:"title"`
 	Description string             `json:"description,omitempty"`
+	Options     []Option           `json:"options,omitempty"`
+	Screen      string             `json:"screen,omitempty"` // the contributes.screens key of the screen that shows it
 	Default     any                `json:"default,omitempty"`
 	Schema      map[string]any     `json:"schema"` // JSON Schema of the value (from kind, plus any given)
 	Compiled    *jsonschema.Schema `json:"-"`
 	Pos         diag.Pos           `json:"-"`
+}
+
+// Option is one allowed value of a preference and what the user reads.
+type Option struct {
+	Value any    `json:"value"` // a string (a number or boolean only in the old plain form)
+	Label string `json:"label"`
 }
 
 // Contributes is what the document adds to the app's surfaces.
@@ -206,13 +214,30 @@ type Command struct {
 	Pos   diag.Pos       `json:"-"`
 }
 
-// I18n holds translations for one language.
+// I18n holds translations for one language: the reference's
+// PluginTranslation. Each map is keyed as the reference keys it.
 type I18n struct {
 	Name        string              `json:"name,omitempty"`
 	Description string              `json:"description,omitempty"`
 	Tools       map[string]ToolI18n `json:"tools,omitempty"`
-	Widgets     map[string]string   `json:"widgets,omitempty"`     // key -> title
-	Preferences map[string]string   `json:"preferences,omitempty"` // name -> title
+	Widgets     map[string]I18nText `json:"widgets,omitempty"`     // contributes.widgets key -> {title, description}
+	Screens     map[string]I18nText `json:"screens,omitempty"`     // contributes.screens key -> {title}
+	Settings    map[string]I18nText `json:"settings,omitempty"`    // contributes.settings key -> {title, subtitle}
+	Preferences map[string]I18nText `json:"preferences,omitempty"` // name -> {title, description, options}
+	Commands    map[string]I18nText `json:"commands,omitempty"`    // contributes.commands key -> {description, argHint, aliases, prompt}
+	DataSources map[string]I18nText `json:"dataSources,omitempty"` // name -> {title}
+	Scopes      map[string]string   `json:"scopes,omitempty"`      // access entry as written -> prose
+}
+
+// I18nText is one translated item; each section has some of the keys.
+type I18nText struct {
+	Title       string            `json:"title,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Subtitle    string            `json:"subtitle,omitempty"`
+	Options     map[string]string `json:"options,omitempty"` // a preference's option labels by value
+	ArgHint     string            `json:"argHint,omitempty"`
+	Aliases     []string          `json:"aliases,omitempty"`
+	Prompt      string            `json:"prompt,omitempty"`
 }
 
 // ToolI18n is a tool's translated title. Its description is never

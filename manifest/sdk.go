@@ -3,6 +3,7 @@ package manifest
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pkuinfo/harness/internal/yamlx"
@@ -27,18 +28,32 @@ var dataSourceDecl = &yamlx.Decl{Name: "a data source", Fields: []yamlx.Field{
 	{Name: "title", Type: prose{}, Doc: "What people see."},
 }}
 
-// PreferenceKinds maps a preference kind to its JSON Schema type.
-var PreferenceKinds = map[string]string{"string": "string", "number": "number", "integer": "integer", "boolean": "boolean", "enum": ""}
+// PreferenceKinds are the plugin reference's preference kinds (choice: one
+// of the options' values; text: a string; list: a list of strings), then
+// the two this engine also reads that the reference lacks; OldPreferenceKinds
+// are the old spellings of two of them.
+var (
+	PreferenceKinds    = []string{"choice", "boolean", "text", "list", "number", "integer"}
+	OldPreferenceKinds = map[string]string{"enum": "choice", "string": "text"}
+	prefTypes          = map[string]string{"choice": "string", "boolean": "boolean", "text": "string", "list": "array", "number": "number", "integer": "integer"}
+)
 
 var preferenceDecl = &yamlx.Decl{Name: "a preference", Fields: []yamlx.Field{
-	{Name: "name", Type: keyWord, Required: true, Doc: "Steps read the value as $prefs.NAME."},
-	{Name: "kind", Type: choice{[]string{"string", "number", "integer", "boolean", "enum"}, "must be string, number, integer, boolean or enum"},
-		Required: true, Doc: "The value's type; enum takes its values from options."},
 	{Name: "title", Type: prose{}, Required: true, Doc: "What the user reads."},
 	{Name: "description", Type: prose{Multiline: true}, Doc: "More words for the user."},
+	{Name: "kind", Type: choice{Values: PreferenceKinds, Rule: "must be choice, boolean, text or list", Old: OldPreferenceKinds}, Required: true,
+		Doc: "choice: one of the options' values; boolean; text: a string; list: a list of strings (options restrict them). " +
+			"number and integer are outside the plugin reference (a warning). Old spellings: enum (choice), string (text)."},
+	{Name: "options", Type: yamlx.List{Of: yamlx.Short{Decl: optionDecl, Key: "value", Scalar: schemaPlus{yamlx.Any{}, map[string]any{"type": []any{"string", "number", "boolean"}}},
+		Hint: "write {value, label}"}, Min: 1}, Doc: "The allowed values, {value, label} each (a plain value is the old spelling)."},
+	{Name: "screen", Type: keyWord, Doc: "The contributes.screens key of the screen that shows it (the app route /p/PLUGIN/KEY); default the first screen."},
 	{Name: "default", Type: yamlx.Any{}, Doc: "The value until the user sets one; it must fit the schema."},
 	{Name: "schema", Type: jsonObject{}, Doc: "More JSON Schema keywords of the value (minimum, maxLength, …)."},
-	{Name: "options", Type: nonEmptyList{}, Doc: "The allowed values (an enum's, or any kind's)."},
+}}
+
+var optionDecl = &yamlx.Decl{Name: "an option", Fields: []yamlx.Field{
+	{Name: "value", Type: yamlx.String{}, Required: true, Doc: "The value stored, a string."},
+	{Name: "label", Type: prose{NonEmpty: true}, Required: true, Doc: "What the user reads."},
 }}
 
 var contributesDecl = &yamlx.Decl{Name: "contributes", Fields: []yamlx.Field{
@@ -63,15 +78,39 @@ var (
 		{Name: "input", Type: jsonObject{}, Doc: "The tool's input; it must fit the tool's input schema."}}}
 )
 
+// i18nDecl is the reference's PluginTranslation (i18n.en); each section's
+// keys name things the document has.
 var i18nDecl = &yamlx.Decl{Name: "i18n", Fields: []yamlx.Field{
 	{Name: "en", Type: yamlx.Object{Decl: &yamlx.Decl{Name: "i18n.en", Fields: []yamlx.Field{
 		{Name: "name", Type: prose{}, Doc: "The document's name."},
 		{Name: "description", Type: prose{Multiline: true}, Doc: "The document's description."},
 		{Name: "tools", Type: yamlx.MapOf{Of: yamlx.Object{Decl: toolI18nDecl}}, Doc: "Tool titles by tool name."},
-		{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Widget titles by key."},
-		{Name: "preferences", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Preference titles by name."},
+		{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.Short{Decl: i18nItem("a widget's", trTitle, trDesc), Key: "title", Hint: "write {title: …}"}},
+			Doc: "By contributes.widgets key (a plain string is the old spelling of {title})."},
+		{Name: "screens", Type: yamlx.MapOf{Of: yamlx.Object{Decl: i18nItem("a screen's", trTitle)}}, Doc: "By contributes.screens key."},
+		{Name: "settings", Type: yamlx.MapOf{Of: yamlx.Object{Decl: i18nItem("a settings row's", trTitle,
+			yamlx.Field{Name: "subtitle", Type: prose{}, Doc: "The line under the title."})}}, Doc: "By contributes.settings key."},
+		{Name: "preferences", Type: yamlx.MapOf{Of: yamlx.Short{Decl: i18nItem("a preference's", trTitle, trDesc,
+			yamlx.Field{Name: "options", Type: yamlx.MapOf{Of: prose{}}, Doc: "Option labels by value."}), Key: "title", Hint: "write {title: …}"}},
+			Doc: "By preference name (a plain string is the old spelling of {title})."},
+		{Name: "commands", Type: yamlx.MapOf{Of: yamlx.Object{Decl: i18nItem("a command's",
+			yamlx.Field{Name: "description", Type: prose{}, Doc: "What the command does (its title)."},
+			yamlx.Field{Name: "argHint", Type: prose{}, Doc: "A hint for its argument."},
+			yamlx.Field{Name: "aliases", Type: yamlx.List{Of: prose{NonEmpty: true}}, Doc: "Other names it answers to."},
+			yamlx.Field{Name: "prompt", Type: prose{Multiline: true}, Doc: "The English template of a prompt command."})}}, Doc: "By contributes.commands key."},
+		{Name: "dataSources", Type: yamlx.MapOf{Of: yamlx.Object{Decl: i18nItem("a data source's", trTitle)}}, Doc: "By data source name."},
+		{Name: "scopes", Type: yamlx.MapOf{Of: prose{}}, Doc: "Access in prose, by the entry as written (a campus service or a web origin)."},
 	}}}, Doc: "English texts."},
 }}
+
+var (
+	trTitle = yamlx.Field{Name: "title", Type: prose{}, Doc: "The English title."}
+	trDesc  = yamlx.Field{Name: "description", Type: prose{Multiline: true}, Doc: "The English description."}
+)
+
+func i18nItem(whose string, fields ...yamlx.Field) *yamlx.Decl {
+	return &yamlx.Decl{Name: whose + " translation", Fields: fields}
+}
 
 var toolI18nDecl = &yamlx.Decl{Name: "a tool's translation", Fields: []yamlx.Field{
 	{Name: "title", Type: prose{}, Doc: "The tool's title."},
@@ -130,34 +169,67 @@ func parseDataSources(c *yamlx.Ctx, fm *yamlx.Obj) []DataSource {
 
 func asObject(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
-func parsePreferences(c *yamlx.Ctx, fm *yamlx.Obj, sc *schemaCompiler) []Preference {
+func parsePreferences(c *yamlx.Ctx, fm *yamlx.Obj, sc *schemaCompiler, screens []Screen) []Preference {
 	var out []Preference
-	seen := map[string]bool{}
 	d, l := c.Doc, c.L
-	list, nodes := items(c, fm, "preferences")
-	for i, o := range list {
-		pr := Preference{Pos: d.NodePos(nodes[i]), Kind: o.String("kind"), Title: o.String("title"), Description: o.String("description")}
-		var ok bool
-		if pr.Name, ok = keyed(c, o, "name", seen); !ok || pr.Kind == "" {
+	v, n, _ := c.Later(fm, "preferences")
+	entries, _ := v.([]yamlx.Entry)
+	for _, e := range entries {
+		o := e.Value.(*yamlx.Obj)
+		pr := Preference{Pos: d.NodePos(e.KeyN), Name: e.Key, Kind: o.String("kind"), Title: o.String("title"), Description: o.String("description"),
+			Screen: o.String("screen")}
+		if n.Kind == yaml.SequenceNode {
+			pr.Pos = d.NodePos(e.Node) // the old list form's item
+		}
+		if pr.Kind == "" {
 			continue
+		}
+		if pr.Kind == "number" || pr.Kind == "integer" {
+			l.Warnf(d.NodePos(o.NodeOf("kind")), "kind %q is outside the plugin reference (choice, boolean, text, list): a host that follows it may not offer the preference", pr.Kind)
 		}
 		if o.Has("title") && strings.TrimSpace(pr.Title) == "" {
 			l.Errorf(pr.Pos, "preference %q needs a \"title\" the user reads", pr.Name)
+		}
+		if pr.Screen == "" && len(screens) > 0 {
+			pr.Screen = screens[0].Key
+		} else if pr.Screen != "" && !slices.ContainsFunc(screens, func(s Screen) bool { return s.Key == pr.Screen }) {
+			l.Errorf(d.NodePos(o.NodeOf("screen")), "preference %q names screen %q, which contributes.screens does not define", pr.Name, pr.Screen)
 		}
 		schema := asObject(o.Value("schema"))
 		if schema == nil {
 			schema = map[string]any{}
 		}
-		if typ := PreferenceKinds[pr.Kind]; typ != "" {
-			if t, ok := schema["type"]; ok && t != typ {
-				l.Errorf(pr.Pos, "preference %q: schema type %v disagrees with kind %s", pr.Name, t, pr.Kind)
+		opts, _ := o.Value("options").([]any)
+		var values []any
+		var nodes []*yaml.Node
+		for i, x := range opts {
+			if op, ok := x.(*yamlx.Obj); ok {
+				nodes = append(nodes, o.NodeOf("options").Content[i])
+				pr.Options = append(pr.Options, Option{Value: op.Value("value"), Label: cmp.Or(op.String("label"), fmt.Sprint(op.Value("value")))})
+				values = append(values, op.Value("value"))
 			}
+		}
+		typ := prefTypes[pr.Kind]
+		if pr.Kind == "choice" && slices.ContainsFunc(values, func(v any) bool { _, s := v.(string); return !s }) {
+			typ = "" // an old enum of numbers
+		}
+		if t, ok := schema["type"]; ok && typ != "" && t != typ {
+			l.Errorf(pr.Pos, "preference %q: schema type %v disagrees with kind %s", pr.Name, t, pr.Kind)
+		}
+		if typ != "" {
 			schema["type"] = typ
 		}
-		if opts, ok := o.Value("options").([]any); ok {
-			schema["enum"] = opts
-		} else if _, has := schema["enum"]; pr.Kind == "enum" && !has && o.NodeOf("options") == nil {
-			l.Errorf(pr.Pos, "enum preference %q needs \"options\"", pr.Name)
+		enum := schema
+		if pr.Kind == "list" {
+			if enum = asObject(schema["items"]); enum == nil {
+				enum = map[string]any{}
+			}
+			enum["type"], schema["items"] = "string", enum
+		}
+		if values != nil {
+			enum["enum"] = values
+		} else if _, has := schema["enum"]; pr.Kind == "choice" && !has && o.NodeOf("options") == nil {
+			l.Errorf(pr.Pos, "choice preference %q needs \"options\"", pr.Name)
 		}
 		pr.Schema = schema
 		pos := pr.Pos
@@ -165,6 +237,17 @@ func parsePreferences(c *yamlx.Ctx, fm *yamlx.Obj, sc *schemaCompiler) []Prefere
 			pos = d.NodePos(n)
 		}
 		pr.Compiled = sc.compileAt(fmt.Sprintf("preference %s", pr.Name), schema, d, nil, pos, l)
+		for i, x := range values {
+			if pr.Kind == "list" {
+				x = []any{x}
+			}
+			if pr.Compiled == nil {
+				break
+			}
+			if err := pr.Compiled.Validate(x); err != nil {
+				l.Errorf(d.NodePos(nodes[i]), "option %v does not fit the preference's schema: %s", values[i], SchemaMessage(err))
+			}
+		}
 		if v, set := o.Get("default"); set {
 			pr.Default = v.Value
 			if pr.Compiled != nil {
@@ -215,14 +298,16 @@ func parseContributes(c *yamlx.Ctx, co *yamlx.Obj) Contributes {
 	return out
 }
 
-func parseI18n(c *yamlx.Ctx, o *yamlx.Obj) map[string]I18n {
+// parseI18n reads the translations after the rest of the front matter, so
+// a key that names nothing the document has gets a warning (tool names are
+// checked once the tools are read).
+func parseI18n(c *yamlx.Ctx, o *yamlx.Obj, p *Plugin) map[string]I18n {
 	out := map[string]I18n{}
 	en := o.Obj("en")
 	if en == nil {
 		return out
 	}
-	t := I18n{Name: en.String("name"), Description: en.String("description"),
-		Widgets: en.StringMap("widgets"), Preferences: en.StringMap("preferences")}
+	t := I18n{Name: en.String("name"), Description: en.String("description"), Scopes: en.StringMap("scopes")}
 	if tools, ok := en.Value("tools").([]yamlx.Entry); ok {
 		t.Tools = map[string]ToolI18n{}
 		for _, e := range tools {
@@ -234,8 +319,82 @@ func parseI18n(c *yamlx.Ctx, o *yamlx.Obj) map[string]I18n {
 			t.Tools[e.Key] = ToolI18n{Title: x.String("title")}
 		}
 	}
+	has := map[string][]string{"scopes": nil}
+	prefOptions := map[string][]string{}
+	for _, w := range p.Contributes.Widgets {
+		has["widgets"] = append(has["widgets"], w.Key)
+	}
+	for _, s := range p.Contributes.Screens {
+		has["screens"] = append(has["screens"], s.Key)
+	}
+	for _, r := range p.Contributes.Settings {
+		has["settings"] = append(has["settings"], r.Key)
+	}
+	for _, cm := range p.Contributes.Commands {
+		has["commands"] = append(has["commands"], cm.Key)
+	}
+	for _, ds := range p.DataSources {
+		has["dataSources"] = append(has["dataSources"], ds.Name)
+	}
+	for _, pr := range p.Preferences {
+		has["preferences"] = append(has["preferences"], pr.Name)
+		for _, op := range pr.Options {
+			prefOptions[pr.Name] = append(prefOptions[pr.Name], fmt.Sprint(op.Value))
+		}
+	}
+	for _, ca := range p.Access.Campus {
+		has["scopes"] = append(has["scopes"], ca.Service)
+	}
+	for _, w := range p.Access.Web {
+		has["scopes"] = append(has["scopes"], w.String())
+	}
+	known := func(section, key string, n *yaml.Node, names []string) bool {
+		if slices.Contains(names, key) || section == "scopes" && slices.ContainsFunc(p.Access.Web, func(w Origin) bool {
+			og, err := ParseOrigin(key)
+			return err == nil && og.String() == w.String()
+		}) {
+			return true
+		}
+		c.L.Warnf(c.Doc.NodePos(n), "i18n.en.%s names %q, which the document does not have%s", section, key, didYouMean(key, names))
+		return false
+	}
+	sections := map[string]*map[string]I18nText{"widgets": &t.Widgets, "screens": &t.Screens, "settings": &t.Settings,
+		"preferences": &t.Preferences, "commands": &t.Commands, "dataSources": &t.DataSources}
+	for section, names := range has {
+		entries, _ := en.Value(section).([]yamlx.Entry)
+		for _, e := range entries {
+			known(section, e.Key, e.KeyN, names)
+			x, ok := e.Value.(*yamlx.Obj)
+			if !ok {
+				continue
+			}
+			tx := I18nText{Title: x.String("title"), Description: x.String("description"), Subtitle: x.String("subtitle"),
+				ArgHint: x.String("argHint"), Aliases: x.Strings("aliases"), Prompt: x.String("prompt")}
+			opts, _ := x.Value("options").([]yamlx.Entry)
+			for _, op := range opts {
+				if known("preferences."+e.Key+".options", op.Key, op.KeyN, prefOptions[e.Key]) {
+					if tx.Options == nil {
+						tx.Options = map[string]string{}
+					}
+					tx.Options[op.Key] = op.Value.(string)
+				}
+			}
+			m := sections[section]
+			if *m == nil {
+				*m = map[string]I18nText{}
+			}
+			(*m)[e.Key] = tx
+		}
+	}
 	out["en"] = t
 	return out
+}
+
+func didYouMean(s string, names []string) string {
+	if sg := yamlx.Suggest(s, names); sg != "" {
+		return fmt.Sprintf(" (did you mean %q?)", sg)
+	}
+	return ""
 }
 
 func parseLegacy(c *yamlx.Ctx, o *yamlx.Obj) Legacy {

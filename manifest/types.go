@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -92,10 +93,12 @@ func (t word) Name() string { return cmp.Or(t.Label, "name") }
 var keyWord = word{RE: keyRE, Max: 40, Rule: "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)"}
 
 // choice is one of Values: otherwise "KEY "VALUE" Rule", with a "did you
-// mean" when a value is close.
+// mean" when a value is close. Old maps old spellings to values: read with a
+// warning that names the new one (the schema still takes them).
 type choice struct {
 	Values []string
 	Rule   string // "must be read, write, money or public"
+	Old    map[string]string
 }
 
 func (t choice) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
@@ -106,6 +109,10 @@ func (t choice) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	if contains(t.Values, s) {
 		return s, true
 	}
+	if nw, old := t.Old[s]; old {
+		c.L.Warnf(c.Doc.NodePos(n), "%s %q is the old spelling of %q: write %s: %s", what, s, nw, what, nw)
+		return nw, true
+	}
 	if sg := yamlx.Suggest(s, t.Values); sg != "" {
 		c.Errorf(n, "%s %q %s (did you mean %q?)", what, s, t.Rule, sg)
 	} else {
@@ -114,7 +121,9 @@ func (t choice) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	return nil, false
 }
 
-func (t choice) Schema(*yamlx.Gen) map[string]any { return yamlx.Enum{Values: t.Values}.Schema(nil) }
+func (t choice) Schema(*yamlx.Gen) map[string]any {
+	return yamlx.Enum{Values: append(slices.Clone(t.Values), slices.Sorted(maps.Keys(t.Old))...)}.Schema(nil)
+}
 
 func (t choice) Name() string { return strings.Join(t.Values, "|") }
 

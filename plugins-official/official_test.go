@@ -128,3 +128,29 @@ func TestLinksAreOfficial(t *testing.T) {
 		assert.Equal(t, official.Branch+"/"+id, l.RefPath, id)
 	}
 }
+
+// TestReferenceSpellings: the official documents write preferences and
+// translations as the plugin reference does (preferences keyed by name,
+// kinds choice, boolean, text and list, options {value, label}, i18n.en
+// items as mappings), so lint gives them none of the warnings the old
+// spellings get.
+func TestReferenceSpellings(t *testing.T) {
+	all, err := official.Files()
+	require.NoError(t, err)
+	for id, files := range all {
+		p, l := manifest.Parse(files)
+		for _, d := range l.Items {
+			for _, old := range []string{"old spelling", "old shorthand", "outside the plugin reference", "does not have"} {
+				assert.NotContains(t, d.String(), old, id)
+			}
+		}
+		for _, pr := range p.Preferences {
+			assert.Contains(t, []string{"choice", "boolean", "text", "list"}, pr.Kind, "%s.%s", id, pr.Name)
+			for _, op := range pr.Options {
+				assert.IsType(t, "", op.Value, "%s.%s", id, pr.Name)
+				assert.NotEmpty(t, op.Label, "%s.%s", id, pr.Name)
+			}
+			assert.NotEmpty(t, p.I18n["en"].Preferences[pr.Name].Title, "%s.%s has an English title", id, pr.Name)
+		}
+	}
+}

@@ -10,16 +10,18 @@ import (
 
 // Setting is one preference of a document, listed as "<plugin>.<name>".
 type Setting struct {
-	Key         string         `json:"key"`
-	Plugin      string         `json:"plugin"`
-	Name        string         `json:"name"`
-	Kind        string         `json:"kind"`
-	Title       string         `json:"title"`
-	Description string         `json:"description,omitempty"`
-	Schema      map[string]any `json:"schema"`
-	Default     any            `json:"default,omitempty"`
-	Value       any            `json:"value"`
-	IsSet       bool           `json:"isSet"` // the user chose Value; else it is the default
+	Key         string            `json:"key"`
+	Plugin      string            `json:"plugin"`
+	Name        string            `json:"name"`
+	Kind        string            `json:"kind"` // choice | boolean | text | list (or number | integer)
+	Title       string            `json:"title"`
+	Description string            `json:"description,omitempty"`
+	Options     []manifest.Option `json:"options,omitempty"`
+	Screen      string            `json:"screen,omitempty"` // the contributes.screens key that shows it
+	Schema      map[string]any    `json:"schema"`
+	Default     any               `json:"default,omitempty"`
+	Value       any               `json:"value"`
+	IsSet       bool              `json:"isSet"` // the user chose Value; else it is the default
 }
 
 // Preferences lists every document's preferences with their values,
@@ -44,7 +46,7 @@ func (r *Registry) Preferences() ([]Setting, error) {
 
 func setting(d *Document, p manifest.Preference, stored map[string]any) Setting {
 	s := Setting{Key: d.ID + "." + p.Name, Plugin: d.ID, Name: p.Name, Kind: p.Kind, Title: p.Title,
-		Description: p.Description, Schema: p.Schema, Default: p.Default, Value: p.Default}
+		Description: p.Description, Options: p.Options, Screen: p.Screen, Schema: p.Schema, Default: p.Default, Value: p.Default}
 	if v, ok := stored[p.Name]; ok && fits(p, v) {
 		s.Value, s.IsSet = v, true
 	}

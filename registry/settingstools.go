@@ -12,22 +12,24 @@ var SettingsPlugin = NativePlugin{
 	ID:          "settings",
 	Name:        "Settings",
 	Description: "The documents' preferences, read and changed through the registry.",
-	Instructions: "Use settings__list to see the plugins' preferences (key, title, schema, value) " +
-		"and settings__set to change one when the user asks; the value must fit the schema.",
+	Instructions: "Use settings__list to see the plugins' preferences (key plugin.name, title, kind, options, schema, value) " +
+		"and settings__change to change one when the user asks; the value must fit the schema " +
+		"(a choice is one of the options' values, a list is a list of strings). settings__set is its old name.",
 }
 
 // SettingsTools are native tools through which the agent reads (a read
 // tool) and changes (a write tool, so it asks by default) the documents'
 // preferences. A host adds them with AddNative(SettingsPlugin, SettingsTools(r)...).
 func SettingsTools(r *Registry) []NativeTool {
-	return []NativeTool{settingsList{r}, settingsSet{r}}
+	return []NativeTool{settingsList{r}, settingsSet{r, "change"}, settingsSet{r, "set"}}
 }
 
 type settingsList struct{ r *Registry }
 
 func (settingsList) Name() string { return "list" }
 func (settingsList) Description() string {
-	return "Lists every plugin's preferences: key (plugin.name), title, kind, JSON Schema, default and current value."
+	return "Lists every plugin's preferences: key (plugin.name), title, kind (choice, boolean, text or list), options ({value, label}), " +
+		"JSON Schema, default and current value."
 }
 func (settingsList) Effect() manifest.Effect { return manifest.Read }
 func (settingsList) InputSchema() map[string]any {
@@ -50,11 +52,20 @@ func (s settingsList) Run(ctx context.Context, in map[string]any) (any, error) {
 	return out, nil
 }
 
-type settingsSet struct{ r *Registry }
+// settingsSet is settings__change (the reference's name), and settings__set,
+// its old name, kept for clients that still call it.
+type settingsSet struct {
+	r    *Registry
+	name string
+}
 
-func (settingsSet) Name() string { return "set" }
-func (settingsSet) Description() string {
-	return "Sets one preference, by key plugin.name, to a value that fits its schema; a null value returns to the default."
+func (s settingsSet) Name() string { return s.name }
+func (s settingsSet) Description() string {
+	d := "Changes one preference, by key plugin.name, to a value that fits its schema; a null value returns to the default."
+	if s.name != "change" {
+		d = "The old name of settings__change: " + d
+	}
+	return d
 }
 func (settingsSet) Effect() manifest.Effect { return manifest.Write }
 func (settingsSet) InputSchema() map[string]any {

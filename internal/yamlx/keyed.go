@@ -78,7 +78,7 @@ func (t Keyed) decodeList(c *Ctx, n *yaml.Node, what string) (any, bool) {
 }
 
 func (t Keyed) listDecl() *Decl {
-	return &Decl{Name: t.Of.Name, Fields: append([]Field{{Name: t.By, Type: t.Key, Required: true}}, t.Of.Fields...)}
+	return &Decl{Name: t.Of.Name, Fields: append([]Field{{Name: t.By, Type: t.Key, Required: true, Doc: "The old form's name: now the key."}}, t.Of.Fields...)}
 }
 
 func (t Keyed) Schema(g *Gen) map[string]any {
