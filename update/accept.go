@@ -68,14 +68,11 @@ func AcceptBundled(ctx context.Context, st *fetch.Store, c Copy, hash string) (*
 		if c.Entry == nil || e.Hash != c.Entry.Hash {
 			return fmt.Errorf("%q: %w: the stored update changed meanwhile", c.ID, ErrPendingChanged)
 		}
-		floor := c.BundledVersion
-		if floor == "" {
-			floor = c.Bundle.version()
-		}
+		floor := c.FloorVersion()
 		if BundledWins(floor, e.Pending.Version) {
 			return fmt.Errorf("%q: the pending %s is %w %s", c.ID, e.Pending.Version, ErrBelowFloor, floor)
 		}
-		if err := acceptPending(st, e, c.ID, hash, c.Version, c.Hash); err != nil {
+		if err := acceptPending(st, e, c.ID, hash, c.VersionInUse(), c.Hash); err != nil {
 			return err
 		}
 		e.SeenHash = e.Hash

@@ -35,7 +35,10 @@ func (b Bundle) version() string {
 // newer build's bundled copy takes the place of an older stored update.
 type Copy struct {
 	Bundle
-	// Files, Plugin, Hash and Version are the copy in use.
+	// Files, Plugin, Hash and Version are the copy in use. Version (and
+	// BundledVersion) may be "" when the bundled copy is in use: the
+	// bundled files are parsed only when asked (VersionInUse), so a
+	// command that only opens the registry parses them once.
 	Files   manifest.Files
 	Plugin  *manifest.Plugin
 	Hash    string
@@ -54,6 +57,22 @@ type Copy struct {
 	// Obsolete says why a stored update is not used: the bundled copy is
 	// newer, or the stored files cannot be read. "" otherwise.
 	Obsolete string
+}
+
+// VersionInUse is the version of the copy in use.
+func (c Copy) VersionInUse() string {
+	if c.Version == "" && !c.Updated {
+		return c.Bundle.version()
+	}
+	return c.Version
+}
+
+// FloorVersion is the bundled copy's version.
+func (c Copy) FloorVersion() string {
+	if c.BundledVersion == "" {
+		return c.Bundle.version()
+	}
+	return c.BundledVersion
 }
 
 // BundledWins reports whether a bundled copy of version bundled takes the
@@ -75,8 +94,7 @@ func Current(st *fetch.Store, state *fetch.State, b Bundle) (Copy, error) {
 	if err != nil {
 		return Copy{}, fmt.Errorf("bundled document %s: %w", b.ID, err)
 	}
-	bv := b.version()
-	c := Copy{Bundle: b, Files: b.Files, Hash: bh, BundledHash: bh, Version: bv, BundledVersion: bv, Trust: fetch.TrustOfficial}
+	c := Copy{Bundle: b, Files: b.Files, Hash: bh, BundledHash: bh, Version: b.Version, BundledVersion: b.Version, Trust: fetch.TrustOfficial}
 	var e *fetch.Entry
 	if state != nil {
 		e = state.Bundled[b.ID]
@@ -101,6 +119,8 @@ func Current(st *fetch.Store, state *fetch.State, b Bundle) (Copy, error) {
 		c.Obsolete = fmt.Sprintf("the stored update %s is not a valid %s: the bundled copy is in use", e.Version, b.ID)
 		return c, nil
 	}
+	bv := b.version()
+	c.Version, c.BundledVersion = bv, bv
 	if BundledWins(bv, p.Version) {
 		c.Obsolete = fmt.Sprintf("the bundled copy %s is newer than the stored update %s", bv, p.Version)
 		return c, nil
@@ -124,7 +144,7 @@ func (c Copy) Installed() Installed {
 		in.Plugin, in.Version, in.FloorVersion = p, p.Version, p.Version
 	}
 	if in.FloorVersion == "" {
-		in.FloorVersion = c.BundledVersion
+		in.FloorVersion = c.FloorVersion()
 	}
 	if e := c.Entry; e != nil {
 		in.StoredHash = e.Hash

@@ -180,7 +180,7 @@ func acceptBundled(ctx context.Context, app *App, st *fetch.Store, id string) er
 	}
 	cur, _ := manifest.Parse(c.Files)
 	sheet := review.NewSheet(doc, review.Info{Hash: pd.Hash, Trust: trust, Link: c.Link, Commit: pd.Commit})
-	sheet.Mark(review.Diff(cur, doc), c.Version, c.Hash)
+	sheet.Mark(review.Diff(cur, doc), c.VersionInUse(), c.Hash)
 	if err := sheet.WriteText(app.Stdout, colourFor(app, app.Stdout)); err != nil {
 		return Exit(ExitFailed, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/remote"
 	"github.com/pkuinfo/harness/update"
@@ -195,13 +194,8 @@ func bundledListEntry(c update.Copy) (map[string]any, error) {
 	}
 	delete(m, "installed") // never installed: it came with the build
 	m["bundled"] = true
-	m["version"], m["hash"], m["trust"], m["updated"] = c.Version, c.Hash, c.Trust, c.Updated
-	m["bundledHash"] = c.BundledHash
-	if c.BundledVersion != "" {
-		m["bundledVersion"] = c.BundledVersion
-	} else if p, _ := manifest.Parse(c.Bundle.Files); p != nil {
-		m["bundledVersion"] = p.Version
-	}
+	m["version"], m["hash"], m["trust"], m["updated"] = c.VersionInUse(), c.Hash, c.Trust, c.Updated
+	m["bundledHash"], m["bundledVersion"] = c.BundledHash, c.FloorVersion()
 	if c.Obsolete != "" {
 		m["problem"] = c.Obsolete
 	}
@@ -215,10 +209,9 @@ func writeBundledList(w io.Writer, copies []update.Copy) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tVERSION\tTRUST\tHASH\tLINK")
 	for _, c := range copies {
-		v := orDash(c.Version) + " (bundled)"
+		v := orDash(c.VersionInUse()) + " (bundled)"
 		if c.Updated {
-			bv := c.BundledVersion
-			v = orDash(c.Version) + " (updated from bundled " + orDash(bv) + ")"
+			v = orDash(c.Version) + " (updated from bundled " + orDash(c.FloorVersion()) + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, v, c.Trust, c.Hash, c.Link)
 	}

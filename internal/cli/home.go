@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pkuinfo/harness/fetch"
-	"github.com/pkuinfo/harness/manifest"
 	official "github.com/pkuinfo/harness/plugins-official"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/update"
@@ -59,8 +58,8 @@ func updateStore(app *App) (*fetch.Store, time.Time, error) {
 }
 
 // officialBundles are the official documents built into the binary, each
-// with the link it updates from and its version (read once: they never
-// change in a process).
+// with the link it updates from (read once: they never change in a
+// process; not parsed here: the registry parses them).
 var officialBundles = sync.OnceValues(func() ([]update.Bundle, error) {
 	all, err := official.Files()
 	if err != nil {
@@ -68,11 +67,7 @@ var officialBundles = sync.OnceValues(func() ([]update.Bundle, error) {
 	}
 	out := make([]update.Bundle, 0, len(official.Names))
 	for _, id := range official.Names {
-		b := update.Bundle{ID: id, Link: official.Link(id), Ref: "refs/heads/" + official.Branch, Files: all[id]}
-		if p, _ := manifest.Parse(b.Files); p != nil {
-			b.Version = p.Version
-		}
-		out = append(out, b)
+		out = append(out, update.Bundle{ID: id, Link: official.Link(id), Ref: "refs/heads/" + official.Branch, Files: all[id]})
 	}
 	return out, nil
 })
