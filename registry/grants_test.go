@@ -328,3 +328,55 @@ func TestMCPOffersAlways(t *testing.T) {
 	require.Len(t, gs, 1)
 	assert.Equal(t, "off", gs[0].Plugin)
 }
+
+// TestMCPApprovalIsBoundToTheContent: the signed state of an approval
+// binds the document's content too: a yes (here an always) to the
+// question about one version, sent back after the server reloaded another,
+// is declined and keeps no grant.
+func TestMCPApprovalIsBoundToTheContent(t *testing.T) {
+	store := registry.NewMemoryStore()
+	build := func(title string) *registry.Registry {
+		r := registry.New(registry.WithStore(store), registry.WithCompiler(echoCompiler))
+		mustAdd(t, r, docFiles("off", "", map[string]string{"write": toolYAML("write", "title: "+title)}), registry.Official, registry.DocOptions{})
+		return r
+	}
+	svc, err := build("First").MCPService(registry.MCPOptions{})
+	require.NoError(t, err)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := svc.Server().Connect(ctx, st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	}).Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	args := map[string]any{"q": "a"}
+	always := mcp.InputResponseMap{"approve": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"grant": "always"}}}
+
+	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "off__write", Arguments: args})
+	require.NoError(t, err)
+	require.NotEmpty(t, first.RequestState)
+	require.NoError(t, svc.Refresh(build("Second")))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "off__write", Arguments: args, InputResponses: always, RequestState: first.RequestState})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(t, res), "declined")
+	gs, err := store.Grants()
+	require.NoError(t, err)
+	assert.Empty(t, gs)
+
+	// the question about the version served now is answered as asked
+	again, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "off__write", Arguments: args})
+	require.NoError(t, err)
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "off__write", Arguments: args, InputResponses: always, RequestState: again.RequestState})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, text(t, res))
+	gs, err = store.Grants()
+	require.NoError(t, err)
+	assert.Len(t, gs, 1)
+}

@@ -235,7 +235,7 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 			if resp, ok := req.Params.InputResponses["approve"]; ok {
 				er, isElicit := resp.(*mcp.ElicitResult)
 				a := AnswerNo
-				if isElicit && er.Action == "accept" && st.redeem(req.Params.RequestState, sess, name, d.Input) {
+				if isElicit && er.Action == "accept" && st.redeem(req.Params.RequestState, sess, approvalKey(d), d.Input) {
 					a = AnswerOnce
 					if g, _ := er.Content[grantField].(string); g == string(AnswerAlways) {
 						a = AnswerAlways // Authorize makes it once where the ask offers no always
@@ -258,7 +258,7 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 				return &mcp.CallToolResult{
 					InputRequests: mcp.InputRequestMap{"approve": &mcp.ElicitParams{Message: msg,
 						RequestedSchema: map[string]any{"type": "object", "properties": props}}},
-					RequestState: st.issue(sess, name, d.Input),
+					RequestState: st.issue(sess, approvalKey(d), d.Input),
 				}
 			}
 		}
@@ -295,6 +295,12 @@ func (r *Registry) mcpCall(ctx context.Context, o MCPOptions, st *mcpState, name
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b),
 		Meta: mcp.Meta{metaUntrusted: env.Untrusted}}
 }
+
+// approvalKey is what an approval's signed state binds besides the session
+// and the input: the tool and its content (grantHash), so a yes given to
+// the question about one version of a document never runs, or grants,
+// another one the server reloaded in between.
+func approvalKey(d Decision) string { return d.Tool.ID + "\x00" + d.Tool.grantHash() }
 
 // grantField is the approval question's field for once or always.
 const grantField = "grant"
