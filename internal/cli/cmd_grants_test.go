@@ -91,6 +91,11 @@ func TestRunApproveAlways(t *testing.T) {
 	assert.Equal(t, "poster", g.Grants[0].Plugin)
 	assert.True(t, g.Grants[0].Applies)
 
+	code, out, _ = runCLI(t, nil, "--home", home, "modes", "poster")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "standing grants (harness revoke poster TOOL")
+	assert.Contains(t, out, "poster.send")
+
 	code, out, _ = runCLI(t, nil, "--home", home, "revoke", "poster", "send")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "revoked 1")

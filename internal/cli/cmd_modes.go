@@ -38,7 +38,9 @@ plugin's write, money and public tools always ask at least), with exit 1.
 Modes are stored where the registry keeps them: state.json for installed documents,
 permissions.json for bundled and native plugins. A running harness mcp sees the
 change (and tells its clients the tool list changed). An MCP client without
-elicitation cannot approve an ask: set the effect to auto for it to run there.`,
+elicitation cannot approve an ask: set the effect to auto for it to run there.
+The plugin's standing grants (harness grants) follow the table ("grants" in
+--json).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 && len(args) != 3 {
 				return Exitf(ExitUsage, "modes takes ID, or ID EFFECT MODE")
@@ -87,10 +89,23 @@ elicitation cannot approve an ask: set the effect to auto for it to run there.`,
 			if err != nil {
 				return Exit(ExitFailed, err)
 			}
+			grants, gerr := r.Grants(d.ID)
+			if gerr != nil {
+				app.warn(fmt.Sprintf("the standing grants cannot be read, so none applies: %v", gerr))
+			}
+			if grants == nil {
+				grants = []registry.GrantState{}
+			}
 			if asJSON {
 				enc := json.NewEncoder(app.Stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"id": d.ID, "trust": d.Trust, "origin": d.Origin, "effects": rows})
+				return enc.Encode(map[string]any{"id": d.ID, "trust": d.Trust, "origin": d.Origin, "effects": rows, "grants": grants})
+			}
+			if len(grants) > 0 {
+				defer func() {
+					fmt.Fprintf(app.Stdout, "standing grants (harness revoke %s TOOL takes one back):\n", d.ID)
+					writeGrants(app, grants)
+				}()
 			}
 			fmt.Fprintf(app.Stdout, "%s (%s, %s)\n", d.ID, d.Trust, d.Origin)
 			tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
