@@ -302,7 +302,8 @@ type GrantState struct {
 
 // Grants lists the stored standing grants of plugin (every plugin's for
 // ""), by plugin and tool, each with whether it applies now. A legacy id
-// names its current plugin.
+// names its current plugin too (grants kept under the old id never apply
+// to it, but are listed).
 func (r *Registry) Grants(plugin string) ([]GrantState, error) {
 	gs := r.grantStore()
 	if gs == nil {
@@ -312,12 +313,13 @@ func (r *Registry) Grants(plugin string) ([]GrantState, error) {
 	if err != nil {
 		return nil, err
 	}
+	current := plugin
 	if d, ok := r.Document(plugin); ok {
-		plugin = d.ID
+		current = d.ID
 	}
 	out := []GrantState{}
 	for _, g := range list {
-		if plugin != "" && g.Plugin != plugin {
+		if plugin != "" && g.Plugin != plugin && g.Plugin != current {
 			continue
 		}
 		st := GrantState{Grant: g}
@@ -355,19 +357,21 @@ func cmpString(a, b string) int {
 
 // Revoke deletes the standing grants of plugin's tool (every tool's when
 // tool is ""), and returns how many there were. A legacy id names its
-// current plugin; a plugin the registry no longer has can still be named.
+// current plugin too; a plugin the registry no longer has can still be
+// named.
 func (r *Registry) Revoke(plugin, tool string) (int, error) {
 	gs := r.grantStore()
 	if gs == nil {
 		return 0, nil
 	}
+	current := plugin
 	if d, ok := r.Document(plugin); ok {
-		plugin = d.ID
+		current = d.ID
 	}
 	n := 0
 	err := gs.UpdateGrants(func(list []Grant) []Grant {
 		return slices.DeleteFunc(list, func(g Grant) bool {
-			del := g.Plugin == plugin && (tool == "" || g.Tool == tool)
+			del := (g.Plugin == plugin || g.Plugin == current) && (tool == "" || g.Tool == tool)
 			if del {
 				n++
 			}

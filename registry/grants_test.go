@@ -380,3 +380,27 @@ func TestMCPApprovalIsBoundToTheContent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, gs, 1)
 }
+
+// TestGrantsOfALegacyID: a grant kept under an old plugin id never
+// carries over to the document that lists the id as legacy (the grant was
+// for another document's content), and the old id still lists and
+// revokes it.
+func TestGrantsOfALegacyID(t *testing.T) {
+	store := registry.NewMemoryStore()
+	r := registry.New(registry.WithStore(store), registry.WithCompiler(echoCompiler))
+	files := docFiles("cafe", "legacy: { ids: [old-cafe] }\n", map[string]string{"send": toolYAML("write")})
+	mustAdd(t, r, files, registry.Official, registry.DocOptions{})
+	h, err := files.Hash()
+	require.NoError(t, err)
+	require.NoError(t, store.UpdateGrants(func([]registry.Grant) []registry.Grant {
+		return []registry.Grant{{Plugin: "old-cafe", Tool: "send", Effect: manifest.Write, Trust: registry.Official, Hash: h, Granted: time.Now()}}
+	}))
+	assert.True(t, r.Decide(registry.Call{Tool: "old-cafe.send", Actor: registry.Agent}).Ask, "no carry-over, even by the old id")
+	gs, err := r.Grants("old-cafe")
+	require.NoError(t, err)
+	require.Len(t, gs, 1)
+	assert.False(t, gs[0].Applies)
+	n, err := r.Revoke("old-cafe", "send")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+}
