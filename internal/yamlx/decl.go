@@ -56,13 +56,44 @@ type Field struct {
 	// Deprecated lists old spellings still read, each with a warning that
 	// names Name.
 	Deprecated []string
+	// Aliases are old spellings whose value reads differently (another
+	// unit): each decodes with its own type and turns into the field's value.
+	Aliases []Alias
+}
+
+// Alias is an old spelling of a field whose value reads differently: it
+// decodes with Type, and To turns its value into the field's.
+type Alias struct {
+	Name string
+	Type Type
+	To   func(any) any
+	Doc  string // how it differs: "in seconds"
+}
+
+// alias is the Alias spelled name, or nil.
+func (f *Field) alias(name string) *Alias {
+	for i := range f.Aliases {
+		if f.Aliases[i].Name == name {
+			return &f.Aliases[i]
+		}
+	}
+	return nil
+}
+
+// Old lists the field's old spellings, with aliases.
+func (f *Field) Old() []string {
+	out := slices.Clone(f.Deprecated)
+	for _, a := range f.Aliases {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 // Field returns the field named name (or spelled by a deprecated alias).
 func (d *Decl) Field(name string) (*Field, bool) {
 	for i := range d.Fields {
 		f := &d.Fields[i]
-		if f.Name == name || slices.Contains(f.Deprecated, name) {
+		if f.Name == name || slices.Contains(f.Deprecated, name) || f.alias(name) != nil {
 			return f, true
 		}
 	}
@@ -216,19 +247,27 @@ func (c *Ctx) Object(n *yaml.Node, decl *Decl) (*Obj, bool) {
 			ok = false
 			continue
 		}
+		t, what, a := f.Type, f.Name, f.alias(k.Value)
 		if f.Name != k.Value {
-			c.L.Warnf(c.Doc.NodePos(k), "%s.%s is the old spelling of %s: write %s", decl.Name, k.Value, f.Name, f.Name)
+			how := ""
+			if a != nil {
+				t, what, how = a.Type, k.Value, " ("+k.Value+" is "+a.Doc+")"
+			}
+			c.L.Warnf(c.Doc.NodePos(k), "%s.%s is the old spelling of %s%s: write %s", decl.Name, k.Value, f.Name, how, f.Name)
 			if _, both := o.vals[f.Name]; both || hasKey(n, f.Name) {
 				c.Errorf(k, "%s has both %s and its old spelling %s", decl.Name, f.Name, k.Value)
 				ok = false
 				continue
 			}
 		}
-		x, good := f.Type.Decode(c, v, f.Name)
+		x, good := t.Decode(c, v, what)
 		if !good {
 			ok = false
 			o.vals[f.Name] = Val{Node: v} // written but bad: neither required nor defaulted
 			continue
+		}
+		if a != nil {
+			x = a.To(x)
 		}
 		o.vals[f.Name] = Val{Value: x, Key: k, Node: v}
 	}
@@ -291,7 +330,7 @@ func (c *Ctx) unknown(n *yaml.Node, decl *Decl, k string) string {
 	}
 	known := decl.Keys()
 	for _, f := range decl.Fields {
-		known = append(known, f.Deprecated...)
+		known = append(known, f.Old()...)
 	}
 	if s := Suggest(k, known); s != "" {
 		if f, ok := decl.Field(s); ok {

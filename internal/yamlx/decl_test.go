@@ -181,3 +181,40 @@ func TestDecodeCountsUnknownKeys(t *testing.T) {
 	assert.True(t, ok)
 	assert.Zero(t, o.Unknown)
 }
+
+// An alias in another unit is read, converted and warned about; a Keyed
+// value's old list may declare its own rules (Old).
+func TestAliasAndKeyedOld(t *testing.T) {
+	ttl := Field{Name: "ttlMs", Type: Int{Min: 1000, Max: 9000}, Required: true, Aliases: []Alias{{Name: "ttl", Type: Int{Min: 1, Max: 9},
+		To: func(v any) any { return v.(int64) * 1000 }, Doc: "in seconds"}}}
+	item := &Decl{Name: "a source", Fields: []Field{ttl}}
+	optional := ttl
+	optional.Required, optional.Default = false, int64(5000)
+	old := &Decl{Name: "a source", Fields: []Field{{Name: "name", Type: String{}, Required: true}, optional}}
+	root := &Decl{Name: "root", Fields: []Field{{Name: "sources", Type: Keyed{Of: item, By: "name", Key: String{}, Old: old}}}}
+	o, ok, l := decode(t, "sources:\n  - {name: a, ttl: 3}\n  - {name: b}\n", root)
+	require.True(t, ok, l.Error())
+	require.Len(t, l.Items, 2, l.Error())
+	assert.Contains(t, l.Items[0].String(), "f.yaml:2:3: warning: sources as a list of {name, …} is the old spelling")
+	assert.Equal(t, "f.yaml:2:15: warning: a source.ttl is the old spelling of ttlMs (ttl is in seconds): write ttlMs", l.Items[1].String())
+	es := o.Value("sources").([]Entry)
+	assert.Equal(t, int64(3000), es[0].Value.(*Obj).Int("ttlMs"))
+	assert.Equal(t, int64(5000), es[1].Value.(*Obj).Int("ttlMs"), "the old list's default")
+
+	o, ok, l = decode(t, "sources:\n  a: {ttl: 2}\n", root)
+	require.True(t, ok, l.Error())
+	assert.Equal(t, int64(2000), o.Value("sources").([]Entry)[0].Value.(*Obj).Int("ttlMs"), "the alias stands for the required key")
+	_, ok, l = decode(t, "sources:\n  a: {}\n", root)
+	assert.False(t, ok)
+	assert.Contains(t, l.Error(), `a source needs "ttlMs"`)
+	_, ok, l = decode(t, "sources:\n  a: {ttl: 30}\n", root)
+	assert.False(t, ok)
+	assert.Contains(t, l.Error(), "f.yaml:2:12: ttl must be between 1 and 9")
+	_, ok, l = decode(t, "sources:\n  a: {ttl: 3, ttlMs: 3000}\n", root)
+	assert.False(t, ok)
+	assert.Contains(t, l.Error(), "has both ttlMs and its old spelling ttl")
+
+	assert.Contains(t, item.Table(), "(old spelling: ttl, in seconds)")
+	g := NewGen()
+	assert.Equal(t, true, g.Object(item)["properties"].(map[string]any)["ttl"].(map[string]any)["deprecated"])
+}

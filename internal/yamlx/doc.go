@@ -25,8 +25,11 @@
 // mean", or "as is a key of a step, not of request" when an enclosing
 // declaration has the key, or "query belongs under request" when an inner
 // one does), wrong types, bounds, enums, patterns, missing required keys,
-// and deprecated spellings (a warning naming the new one). A bad value is
-// reported once and neither defaulted nor called missing.
+// and deprecated spellings (a warning naming the new one: Field.Deprecated
+// for a plain rename, Field.Aliases for an old key whose value reads
+// differently, e.g. seconds turned into milliseconds; Keyed and Short for a
+// value an older release wrote in another shape). A bad value is reported
+// once and neither defaulted nor called missing.
 //
 // Types: String (MinLen, MaxLen in characters, Pattern with a Hint, Not),
 // Int (Min, Max), Bool, Enum (Fold), Duration (Max), List, MapOf (in source

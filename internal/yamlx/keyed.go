@@ -17,6 +17,10 @@ type Keyed struct {
 	By  string // the old list form's naming key ("name")
 	Key Type   // the names' type
 	Max int
+	// Old, when set, declares an item of the old list (with its By key)
+	// whose rules differ from Of's: keys the list left optional, defaults,
+	// old spellings.
+	Old *Decl
 }
 
 func (t Keyed) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
@@ -78,6 +82,9 @@ func (t Keyed) decodeList(c *Ctx, n *yaml.Node, what string) (any, bool) {
 }
 
 func (t Keyed) listDecl() *Decl {
+	if t.Old != nil {
+		return t.Old
+	}
 	return &Decl{Name: t.Of.Name, Fields: append([]Field{{Name: t.By, Type: t.Key, Required: true, Doc: "The old form's name: now the key."}}, t.Of.Fields...)}
 }
 

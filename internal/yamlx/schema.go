@@ -51,6 +51,12 @@ func (g *Gen) object(d *Decl) map[string]any {
 			p["deprecated"] = true
 			props[old] = p
 		}
+		for _, a := range f.Aliases {
+			p := a.Type.Schema(g)
+			p["description"] = "Deprecated: the old spelling of " + f.Name + ", " + a.Doc + "."
+			p["deprecated"] = true
+			props[a.Name] = p
+		}
 		if f.Required {
 			required = append(required, f.Name)
 		}
@@ -112,8 +118,13 @@ func (d *Decl) Table() string {
 			def = "required"
 		}
 		doc := f.Doc
-		if len(f.Deprecated) > 0 {
-			doc += " (old spelling: " + strings.Join(f.Deprecated, ", ") + ")"
+		var old []string
+		old = append(old, f.Deprecated...)
+		for _, a := range f.Aliases {
+			old = append(old, a.Name+", "+a.Doc)
+		}
+		if len(old) > 0 {
+			doc += " (old spelling: " + strings.Join(old, "; ") + ")"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.Name, escCell(f.Type.Name()), escCell(def), escCell(doc))
 	}
