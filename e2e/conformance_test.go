@@ -96,7 +96,8 @@ func TestConformanceLintPositions(t *testing.T) {
 		"  - jq: \".a |\n     $three\"\n" + // 8:6
 		"  - fail: 'x\n\n     ${ $four }'\n" + // 11:9
 		"  - jq: |\n      .a\n        | $five\n" + // 14:11
-		"  - {jq: '\"二教\" | $six'}\n" // 15:18
+		"  - {jq: '\"二教\" | $six'}\n" + // 15:18
+		"title: T\n"
 	want := [][2]int{{5, 7}, {6, 24}, {8, 6}, {11, 9}, {14, 11}, {15, 18}}
 	vars := []string{"$one", "$two", "$three", "$four", "$five", "$six"}
 	check := func(t *testing.T, stderr, file string, lineShift int) {

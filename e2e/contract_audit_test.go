@@ -206,7 +206,7 @@ func TestAuditLintFileNames(t *testing.T) {
 	parent := t.TempDir()
 	doc := writeFiles(t, filepath.Join(parent, "doc"), map[string]string{
 		"PLUGIN.md":           auditDoc("linted", "1.0.0", "access:\n  web: [https://news.example.edu.cn]\n"),
-		"tools/bad.yaml":      "description: bad\neffect: reed\nsteps:\n  - return: '1'\n",
+		"tools/bad.yaml":      "description: bad\neffect: reed\nsteps:\n  - return: '1'\ntitle: Bad\n",
 		"tools/nested/x.yaml": "not a tool: the folder is not read\n",
 	})
 	want := "tools/bad.yaml:2:9: "
@@ -229,7 +229,7 @@ func TestAuditLintFileNames(t *testing.T) {
 	// A single PLUGIN.md: its own name, positions inside fenced blocks are
 	// positions in the file.
 	single := writeFiles(t, t.TempDir(), map[string]string{"PLUGIN.md": auditDoc("single", "1.0.0", "") +
-		"\n```yaml tool t\ndescription: t\neffect: reed\nsteps:\n  - return: '1'\n```\n"})
+		"\n```yaml tool t\ndescription: t\neffect: reed\nsteps:\n  - return: '1'\ntitle: T\n```\n"})
 	for _, tc := range []struct{ dir, path string }{{"", filepath.Join(single, "PLUGIN.md")}, {single, "PLUGIN.md"}, {filepath.Dir(single), filepath.Join(filepath.Base(single), "PLUGIN.md")}} {
 		r := harnessIn(t, orDir(tc.dir, parent), home, nil, "lint", tc.path)
 		require.Equal(t, 1, r.code, "%s: %s", tc.path, r.stderr)

@@ -48,7 +48,7 @@ access:
     - service: canteen
       paths: [/api/crowd]
 dataSources:
-  - {name: busiest, tool: crowd, input: {order: busiest, limit: 3, openOnly: true}, ttl: 60}
+  busiest: {title: 最忙的食堂, tool: crowd, args: {order: busiest, limit: 3, openOnly: true}, ttlMs: 60000}
 contributes:
   widgets:
     - {key: busiestCard, title: 人最多, dataSource: busiest, template: busiest}

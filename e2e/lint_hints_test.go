@@ -34,6 +34,7 @@ steps:
   - request: { service: portal, path: /x, query: { limit: $input.limit, n: "${ $input.limit }" } }
     as: res
   - fail: "got $res.status for ${ $input.limit } ($$5 is fine)"
+title: A
 `,
 	})
 	r := harness(t, home, nil, "lint", doc)

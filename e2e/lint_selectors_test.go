@@ -30,6 +30,7 @@ steps:
         date: span.dat
         link: { select: a, attr: hreff }
         href: { select: a, attr: href }
+title: Notices
 `,
 		"tools/none.yaml": `description: Nothing matches.
 effect: read
@@ -37,6 +38,7 @@ steps:
   - request: { service: portal, path: /none }
   - html:
       select: div.item
+title: Nothing
 `,
 		"tools/feed.yaml": `description: A feed.
 effect: read
@@ -45,6 +47,7 @@ steps:
   - xml:
       select: channel/item
       fields: { title: title, author: creatorr, link: link }
+title: Feed
 `,
 		"tests/cases.yaml": `cases:
   - name: the list

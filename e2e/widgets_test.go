@@ -19,7 +19,7 @@ func TestLintChecksWidgets(t *testing.T) {
 
 	good := writeFiles(t, filepath.Join(t.TempDir(), "good"), map[string]string{
 		"PLUGIN.md":           front,
-		"tools/listings.yaml": tool,
+		"tools/listings.yaml": tool + "title: Listings\n",
 		"widgets/list.json":   `{"type": "list", "title": "房源", "subtitle": "共 ${ .listings | length } 套", "items": "${ .listings }", "item": {"title": "${ .name }", "value": "${ .price // \"?\" } 元"}, "empty": "暂无", "max": 5}`,
 		"widgets/card.json":   `{"type": "card", "title": "${ .listings[0].name }", "value": "${ .listings | length }"}`,
 	})

@@ -13,15 +13,16 @@ import (
 // referenceTables are the sections of docs/plugin-format.md generated from
 // the front matter's and the tool file's declarations.
 var referenceTables = map[string]string{
-	"frontmatter":  frontMatterDecl.Table(),
-	"access":       yamlx.Tables(accessDecl, campusDecl),
-	"dataSources":  dataSourceDecl.Table(),
-	"preferences":  yamlx.Tables(preferenceDecl, optionDecl),
-	"contributes":  yamlx.Tables(contributesDecl, widgetDecl, screenDecl, settingDecl, commandDecl),
-	"i18n":         i18nTables(),
-	"legacy":       legacyDecl.Table(),
-	"defaultModes": modesDecl.Table(),
-	"tool":         toolDecl.Table(),
+	"frontmatter":    frontMatterDecl.Table(),
+	"access":         yamlx.Tables(accessDecl, campusDecl),
+	"dataSources":    dataSourceDecl.Table(),
+	"oldDataSources": oldDataSourceDecl.Table(),
+	"preferences":    yamlx.Tables(preferenceDecl, optionDecl),
+	"contributes":    yamlx.Tables(contributesDecl, widgetDecl, screenDecl, settingDecl, commandDecl),
+	"i18n":           i18nTables(),
+	"legacy":         legacyDecl.Table(),
+	"defaultModes":   modesDecl.Table(),
+	"tool":           toolDecl.Table(),
 }
 
 // i18nTables are i18n.en's table and its sections' items'.

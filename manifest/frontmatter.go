@@ -29,8 +29,10 @@ var OlderRequires = []string{"location", "calendar", "camera", "storage"}
 // KnownAbilities are the host abilities a document may declare.
 var KnownAbilities = []string{"kv", "notifications", "calendar", "location", "clipboard", "share", "open-url"}
 
-// Text limits for what people and the model read.
+// Text limits for what people and the model read, and the largest
+// maxAgentSteps.
 const (
+	MaxAgentSteps     = 100
 	MaxNameLen        = 80
 	MaxDescriptionLen = 2000
 )
@@ -49,7 +51,9 @@ var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md fr
 			Doc: "What the document is for, for people and the model."},
 		{Name: "version", Type: word{RE: versionRE, Rule: "is not a semantic version like 1.0.0", Label: "semantic version"}, Required: true,
 			Doc: "A semantic version, e.g. 1.0.0 (quote one that reads as a number)."},
-		{Name: "icon", Type: prose{Max: 200}, Doc: "An icon file of the document."},
+		{Name: "icon", Type: prose{Max: 200}, Doc: "The document's icon: an icon name or a file of the document."},
+		{Name: "maxAgentSteps", Type: yamlx.Int{Min: 1, Max: MaxAgentSteps}, Doc: "How many steps the agent may take in a turn that uses this plugin (a hint to the agent loop; it grants nothing)."},
+		{Name: "core", Type: yamlx.Bool{}, Doc: "A plugin that cannot be turned off: honoured for a document bundled with the app as official, ignored (with a lint warning) otherwise."},
 		{Name: "author", Type: prose{Max: MaxNameLen}, Doc: "Who wrote the document."},
 		{Name: "homepage", Type: schemaPlus{prose{Max: 300}, map[string]any{"pattern": "^https://"}}, Doc: "An https URL about the document."},
 		{Name: "license", Type: prose{Max: 80}, Doc: "The license, e.g. MIT."},
@@ -57,8 +61,8 @@ var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md fr
 			"items": map[string]any{"type": "string", "pattern": serviceRE.String()}}},
 			Doc: "Capabilities the host must grant: " + strings.Join(KnownRequires, ", ") + " (an unknown one is still a name)."},
 		{Name: "access", Type: yamlx.Later{Of: yamlx.Object{Decl: accessDecl}}, Doc: "What the document may reach: declared, never inferred."},
-		{Name: "dataSources", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: dataSourceDecl}, Max: MaxListLength}},
-			Doc: "Data a widget or a scheduled check reads: a read tool's result, cached."},
+		{Name: "dataSources", Type: yamlx.Later{Of: dataSourcesType},
+			Doc: "Data a widget or a scheduled check reads, by name: a read tool's result, cached (a list of {name, tool, input, ttl, title} is the old form)."},
 		{Name: "preferences", Type: yamlx.Later{Of: yamlx.Keyed{Of: preferenceDecl, By: "name", Key: keyWord, Max: MaxListLength}},
 			Doc: "User settings by name, readable in steps as $prefs.NAME and by the agent as PLUGIN.NAME (never secrets)."},
 		{Name: "contributes", Type: yamlx.Later{Of: yamlx.Object{Decl: contributesDecl}}, Doc: "What the document adds to the app: widgets, screens, settings rows, commands."},
@@ -104,6 +108,7 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List)
 	}
 	p.ID, p.Name, p.Description, p.Version = o.String("id"), o.String("name"), o.String("description"), o.String("version")
 	p.Icon, p.Author, p.Homepage, p.License = o.String("icon"), o.String("author"), o.String("homepage"), o.String("license")
+	p.MaxAgentSteps, p.Core = int(o.Int("maxAgentSteps")), o.Bool("core")
 	if why := Reserved(p.ID); p.ID != "" && why != "" {
 		l.Errorf(d.NodePos(o.NodeOf("id")), "id %q is %s: choose another id", p.ID, why)
 	}

@@ -48,6 +48,11 @@ type Plugin struct {
 	Author      string `json:"author,omitempty"`
 	Homepage    string `json:"homepage,omitempty"`
 	License     string `json:"license,omitempty"`
+	// MaxAgentSteps is the agent's step budget the plugin asks for (0:
+	// the host's); Core marks a plugin that cannot be turned off, which
+	// the registry honours for a bundled official document only.
+	MaxAgentSteps int  `json:"maxAgentSteps,omitempty"`
+	Core          bool `json:"core,omitempty"`
 
 	Requires     []string        `json:"requires,omitempty"`
 	Access       Access          `json:"access"`
@@ -140,13 +145,13 @@ func bracket(h string) string {
 }
 
 // DataSource is data a widget or a scheduled check reads: a read tool's
-// result, cached for TTL seconds.
+// result with fixed arguments, cached for TTLMs milliseconds.
 type DataSource struct {
 	Name  string         `json:"name"`
-	Tool  string         `json:"tool"`
-	Input map[string]any `json:"input,omitempty"`
-	TTL   int64          `json:"ttl"` // seconds
 	Title string         `json:"title,omitempty"`
+	Tool  string         `json:"tool"`
+	Args  map[string]any `json:"args,omitempty"`
+	TTLMs int64          `json:"ttlMs"`
 	Pos   diag.Pos       `json:"-"`
 }
 
@@ -248,9 +253,9 @@ type ToolI18n struct {
 
 // Legacy maps identifiers of older releases to the current ones.
 type Legacy struct {
-	IDs     []string          `json:"ids,omitempty"`     // old plugin ids
-	Tools   map[string]string `json:"tools,omitempty"`   // old tool name (or old-id.tool) -> tool name
-	Widgets map[string]string `json:"widgets,omitempty"` // old widget key -> key
+	IDs     []string          `json:"pluginIds,omitempty"` // old plugin ids (legacy.pluginIds)
+	Tools   map[string]string `json:"tools,omitempty"`     // old tool name (or old-id.tool) -> tool name
+	Widgets map[string]string `json:"widgets,omitempty"`   // old widget key -> key
 }
 
 // Tool is one tool of the document. Its steps stay raw YAML nodes here: the

@@ -11,7 +11,7 @@ import (
 func prefDoc(front, body string) manifest.Files {
 	return manifest.Files{
 		"PLUGIN.md":    []byte("---\nid: prefs\nname: P\ndescription: d\nversion: 1.0.0\n" + front + "---\nI.\n" + body),
-		"tools/t.yaml": []byte("description: t\neffect: read\nsteps:\n  - jq: '.'\n"),
+		"tools/t.yaml": []byte("description: t\neffect: read\nsteps:\n  - jq: '.'\ntitle: T\n"),
 	}
 }
 

@@ -12,21 +12,36 @@ import (
 
 // Bounds on the SDK fields.
 const (
-	MinTTL        = 30        // seconds
-	MaxTTL        = 7 * 86400 // seconds
-	MaxListLength = 64        // data sources, preferences, widgets, …
+	MinTTLMs      = 30_000         // 30 seconds
+	MaxTTLMs      = 7 * 86_400_000 // 7 days
+	MaxListLength = 64             // data sources, preferences, widgets, …
 )
 
 // dataSourceDecl, preferenceDecl, contributesDecl (with its four item
 // kinds), i18nDecl and legacyDecl declare the SDK's parts of the front
-// matter.
-var dataSourceDecl = &yamlx.Decl{Name: "a data source", Fields: []yamlx.Field{
-	{Name: "name", Type: keyWord, Required: true, Doc: "Unique among the data sources; widgets name it."},
-	{Name: "tool", Type: prose{}, Required: true, Doc: "A read tool of this document, not userOnly."},
-	{Name: "input", Type: jsonObject{}, Doc: "The tool's input; it must fit the tool's input schema."},
-	{Name: "ttl", Type: yamlx.Int{Min: MinTTL, Max: MaxTTL}, Default: int64(300), Doc: "Seconds the result is cached."},
-	{Name: "title", Type: prose{}, Doc: "What people see."},
-}}
+// matter. dataSources is the reference's map NAME: {title, tool, args,
+// ttlMs}; oldDataSourceDecl is an item of the list earlier releases read.
+var (
+	dsTitle = yamlx.Field{Name: "title", Type: prose{}, Required: true, Doc: "What people see."}
+	dsTool  = yamlx.Field{Name: "tool", Type: prose{}, Required: true, Doc: "A read tool of this document, not userOnly."}
+	dsArgs  = yamlx.Field{Name: "args", Type: jsonObject{}, Deprecated: []string{"input"}, Doc: "The tool's input object; it must fit the tool's input schema."}
+	dsTTL   = yamlx.Field{Name: "ttlMs", Type: yamlx.Int{Min: MinTTLMs, Max: MaxTTLMs}, Required: true, Doc: "Milliseconds the result is cached.",
+		Aliases: []yamlx.Alias{{Name: "ttl", Type: yamlx.Int{Min: MinTTLMs / 1000, Max: MaxTTLMs / 1000}, To: func(v any) any { return v.(int64) * 1000 }, Doc: "in seconds"}}}
+
+	dataSourceDecl = &yamlx.Decl{Name: "a data source", Fields: []yamlx.Field{dsTitle, dsTool, dsArgs, dsTTL}}
+
+	oldDataSourceDecl = &yamlx.Decl{Name: "a data source", Fields: []yamlx.Field{
+		{Name: "name", Type: keyWord, Required: true, Doc: "Unique among the data sources; widgets name it."},
+		dsTool, dsArgs, optional(dsTTL, int64(300_000)), optional(dsTitle, nil)}}
+
+	dataSourcesType = yamlx.Keyed{Of: dataSourceDecl, By: "name", Key: keyWord, Max: MaxListLength, Old: oldDataSourceDecl}
+)
+
+// optional is f not required, with a default.
+func optional(f yamlx.Field, def any) yamlx.Field {
+	f.Required, f.Default = false, def
+	return f
+}
 
 // PreferenceKinds are the plugin reference's preference kinds (choice: one
 // of the options' values; text: a string; list: a list of strings), then
@@ -118,9 +133,10 @@ var toolI18nDecl = &yamlx.Decl{Name: "a tool's translation", Fields: []yamlx.Fie
 }}
 
 var legacyDecl = &yamlx.Decl{Name: "legacy", Fields: []yamlx.Field{
-	{Name: "ids", Type: yamlx.List{Of: word{RE: idRE, Max: MaxIDLen, Rule: "must match [a-z][a-z0-9-]*"}}, Doc: "Old plugin ids."},
-	{Name: "tools", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old tool names (or old-id.tool) to current tool names."},
-	{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old widget keys to current keys."},
+	{Name: "pluginIds", Type: yamlx.List{Of: word{RE: idRE, Max: MaxIDLen, Rule: "must match [a-z][a-z0-9-]*"}}, Deprecated: []string{"ids"},
+		Doc: "Old plugin ids now served by this plugin."},
+	{Name: "tools", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old tool ids (old-id.tool, or a tool name) to tool names of this plugin."},
+	{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old <plugin>.<widget> (or a widget key) to widget keys of this plugin."},
 }}
 
 // nonEmptyList is a non-empty list of JSON values.
@@ -154,15 +170,16 @@ func keyed(c *yamlx.Ctx, o *yamlx.Obj, field string, seen map[string]bool) (stri
 
 func parseDataSources(c *yamlx.Ctx, fm *yamlx.Obj) []DataSource {
 	var out []DataSource
-	seen := map[string]bool{}
-	list, nodes := items(c, fm, "dataSources")
-	for i, o := range list {
-		name, ok := keyed(c, o, "name", seen)
-		if !ok || !o.Has("tool") {
-			continue
+	v, n, _ := c.Later(fm, "dataSources")
+	for _, e := range asEntries(v) {
+		o, pos := e.Value.(*yamlx.Obj), e.KeyN
+		if n.Kind == yaml.SequenceNode {
+			pos = e.Node // the old list's item
 		}
-		out = append(out, DataSource{Pos: c.Doc.NodePos(nodes[i]), Name: name, Tool: o.String("tool"), TTL: o.Int("ttl"),
-			Input: asObject(o.Value("input")), Title: o.String("title")})
+		if o.Has("tool") {
+			out = append(out, DataSource{Pos: c.Doc.NodePos(pos), Name: e.Key, Title: o.String("title"), Tool: o.String("tool"),
+				Args: asObject(o.Value("args")), TTLMs: o.Int("ttlMs")})
+		}
 	}
 	return out
 }
@@ -398,10 +415,10 @@ func didYouMean(s string, names []string) string {
 }
 
 func parseLegacy(c *yamlx.Ctx, o *yamlx.Obj) Legacy {
-	lg := Legacy{IDs: o.Strings("ids"), Tools: o.StringMap("tools"), Widgets: o.StringMap("widgets")}
+	lg := Legacy{IDs: o.Strings("pluginIds"), Tools: o.StringMap("tools"), Widgets: o.StringMap("widgets")}
 	for i, id := range lg.IDs {
 		if why := Reserved(id); why != "" {
-			c.Errorf(o.NodeOf("ids").Content[i], "legacy id %q is %s: a document cannot claim it", id, why)
+			c.Errorf(o.NodeOf("pluginIds").Content[i], "legacy id %q is %s: a document cannot claim it", id, why)
 		}
 	}
 	return lg

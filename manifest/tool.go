@@ -14,7 +14,7 @@ import (
 // block): the decoder and the reference read it; the steps package
 // declares the steps and interpreter the limits.
 var toolDecl = &yamlx.Decl{Name: "a tool", Title: "A PKU harness tool (tools/NAME.yaml or a fenced yaml tool NAME block)", Fields: []yamlx.Field{
-	{Name: "title", Type: prose{Max: MaxNameLen}, Doc: "What people see (default: the tool's name)."},
+	{Name: "title", Type: prose{Max: MaxNameLen}, Doc: "What people see; the reference requires it (without one: a warning, and people see the name)."},
 	{Name: "description", Type: prose{Max: MaxDescriptionLen, Multiline: true, NonEmpty: true}, Required: true,
 		Doc: "For the model: what the tool does and when to use it; say units and formats."},
 	{Name: "effect", Type: choice{Values: []string{"read", "write", "money", "public"}, Rule: "must be read, write, money or public"}, Required: true,
@@ -100,6 +100,9 @@ func parseTool(b *Block, sc *schemaCompiler, l *diag.List) *Tool {
 		Description: o.String("description"), Effect: Effect(o.String("effect")),
 		Untrusted: o.Bool("untrusted"), UserOnly: o.Bool("userOnly"), AlwaysAsk: o.Bool("alwaysAsk"), Serial: o.Bool("serial"),
 		Destructive: o.Bool("destructive"), Idempotent: o.Bool("idempotent"), Limits: o.NodeOf("limits")}
+	if o.NodeOf("title") == nil {
+		l.Warnf(t.Pos, "tool %s has no title: the reference requires one; people see the name instead", b.Name)
+	}
 	if t.Destructive && t.Effect == Read {
 		l.Errorf(d.NodePos(o.NodeOf("destructive")), "a read tool cannot be destructive: destructive marks a write that deletes, cancels or overwrites")
 	}
@@ -199,7 +202,7 @@ func crossCheck(p *Plugin, l *diag.List) {
 		case t.UserOnly:
 			l.Errorf(ds.Pos, "data source %q names a userOnly tool", ds.Name)
 		default:
-			checkFixedInput(t, ds.Input, ds.Pos, "data source "+strconv.Quote(ds.Name), l)
+			checkFixedInput(t, ds.Args, ds.Pos, "data source "+strconv.Quote(ds.Name), l)
 		}
 	}
 	for _, c := range p.Contributes.Commands {

@@ -174,6 +174,9 @@ func (t schemaPlus) Schema(g *yamlx.Gen) map[string]any {
 // asList is a decoded list, or nil.
 func asList(v any) []any { l, _ := v.([]any); return l }
 
+// asEntries is a decoded mapping of names (MapOf, Keyed), or nil.
+func asEntries(v any) []yamlx.Entry { e, _ := v.([]yamlx.Entry); return e }
+
 // laterObj reads a Later mapping field of o; nil when absent or not a
 // mapping.
 func laterObj(c *yamlx.Ctx, o *yamlx.Obj, name string) *yamlx.Obj {

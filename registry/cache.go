@@ -102,11 +102,11 @@ func (r *Registry) ReadSource(ctx context.Context, key string) (*Envelope, error
 		if ds.Name != name {
 			continue
 		}
-		call := Call{Tool: d.ID + "." + ds.Tool, Actor: Scheduler, Input: ds.Input}
+		call := Call{Tool: d.ID + "." + ds.Tool, Actor: Scheduler, Input: ds.Args}
 		if dec := r.Decide(call); !dec.Allow {
 			return nil, dec.Err()
 		}
-		return r.cache.Get(ctx, d.ID+"."+ds.Name, time.Duration(ds.TTL)*time.Second, func(ctx context.Context) (*Envelope, error) {
+		return r.cache.Get(ctx, d.ID+"."+ds.Name, time.Duration(ds.TTLMs)*time.Millisecond, func(ctx context.Context) (*Envelope, error) {
 			return r.Invoke(ctx, call, nil)
 		})
 	}

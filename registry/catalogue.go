@@ -19,12 +19,16 @@ type Catalogue struct {
 
 // CataloguePlugin is one plugin in the catalogue.
 type CataloguePlugin struct {
-	ID           string          `json:"id"`
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	Trust        Trust           `json:"trust"`
-	Instructions string          `json:"instructions"`
-	Tools        []CatalogueTool `json:"tools"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Trust       Trust  `json:"trust"`
+	Icon        string `json:"icon,omitempty"`
+	// MaxAgentSteps is the document's maxAgentSteps, the agent's step
+	// budget it asks for (0: the host's); it grants nothing.
+	MaxAgentSteps int             `json:"maxAgentSteps,omitempty"`
+	Instructions  string          `json:"instructions"`
+	Tools         []CatalogueTool `json:"tools"`
 }
 
 // CatalogueTool is one tool as the model sees it.
@@ -77,6 +81,9 @@ func (r *Registry) Catalogue(o CatalogueOptions) (Catalogue, error) {
 		cp := CataloguePlugin{ID: d.ID, Name: d.Name, Description: d.Description, Trust: d.Trust,
 			Instructions: d.instructions, Tools: []CatalogueTool{}}
 		var tr manifest.I18n
+		if d.Plugin != nil {
+			cp.Icon, cp.MaxAgentSteps = d.Plugin.Icon, d.Plugin.MaxAgentSteps
+		}
 		if d.Plugin != nil && o.Lang != "" {
 			tr = d.Plugin.I18n[o.Lang]
 			if tr.Name != "" {

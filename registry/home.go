@@ -97,7 +97,8 @@ func (s *StateStore) Prefs(id string) (map[string]any, error) { return s.Home.Pr
 // SetPrefs implements Store.
 func (s *StateStore) SetPrefs(id string, v map[string]any) error { return s.Home.SetPrefs(id, v) }
 
-// Bundle is a bundled document: official, and core when the host says so.
+// Bundle is a bundled document: official, and core when the host says so
+// (or an official one's core: true).
 // Files are the copy in use: the bundled files, or an update of them the
 // host fetched from the bundle's link (update.Current), whose trust is
 // Trust ("" is Official; an update from a link outside the official
@@ -170,17 +171,18 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 			r.note(fmt.Errorf("bundled document %s is invalid: %v", d.p.ID, d.l.Err()))
 			continue
 		}
-		if in, ok := byID[d.p.ID]; ok && (!b.Core || in.Entry.Trust == string(Official)) {
+		trust := b.Trust
+		if trust == "" {
+			trust = Official
+		}
+		core := b.Core || d.p.Core && trust == Official // a document's core: true counts only here
+		if in, ok := byID[d.p.ID]; ok && (!core || in.Entry.Trust == string(Official)) {
 			if in.Entry.Trust != string(Official) || !update.BundledWins(d.p.Version, installedDocs[d.p.ID].p.Version) {
 				continue // replaced by the installed document
 			}
 			floor[d.p.ID] = true
 		}
-		trust := b.Trust
-		if trust == "" {
-			trust = Official
-		}
-		r.addDocument(d.p, trust, DocOptions{Origin: Bundled, Core: b.Core}, d.effects) // a clash is noted in Problems
+		r.addDocument(d.p, trust, DocOptions{Origin: Bundled, Core: core}, d.effects) // a clash is noted in Problems
 	}
 	docs = docs[len(bundled):]
 	refused := map[string]error{}

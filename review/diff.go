@@ -475,6 +475,8 @@ func (d *differ) other(old, new *manifest.Plugin) {
 		}
 	}
 	neutral("dataSources", "the data sources", sameJSON(old.DataSources, new.DataSources))
+	neutral("maxAgentSteps", "the agent's step budget", old.MaxAgentSteps == new.MaxAgentSteps)
+	neutral("core", "whether it can be turned off (core)", old.Core == new.Core)
 	neutral("preferences", "the preferences", sameJSON(old.Preferences, new.Preferences))
 	neutral("contributes", "the widgets, screens, settings and commands it adds", sameJSON(old.Contributes, new.Contributes))
 	same := len(old.Widgets) == len(new.Widgets)

@@ -30,6 +30,10 @@ type Sheet struct {
 	TrustAbout    Words  `json:"trustAbout"`
 	Link          string `json:"link,omitempty"`
 	Commit        string `json:"commit,omitempty"`
+	// Icon and MaxAgentSteps are shown as declared; MaxAgentSteps is a
+	// hint to the agent loop and grants nothing.
+	Icon          string `json:"icon,omitempty"`
+	MaxAgentSteps int    `json:"maxAgentSteps,omitempty"`
 
 	Requires  []CapabilityLine `json:"requires"`
 	Campus    []ServiceLine    `json:"campus"`
@@ -130,6 +134,7 @@ func NewSheet(p *manifest.Plugin, info Info) *Sheet {
 	s := &Sheet{
 		ID: p.ID, Name: p.Name, Description: p.Description, Version: p.Version,
 		Hash: info.Hash, Trust: info.Trust, TrustAbout: TrustWords(info.Trust), Link: info.Link, Commit: info.Commit,
+		Icon: p.Icon, MaxAgentSteps: p.MaxAgentSteps,
 		Requires: []CapabilityLine{}, Campus: []ServiceLine{}, Web: []OriginLine{}, Abilities: []AbilityLine{}, Tools: []ToolLine{},
 	}
 	en := p.I18n["en"]

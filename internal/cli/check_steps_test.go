@@ -85,8 +85,8 @@ func TestLintWarnsEffectiveWrite(t *testing.T) {
 		"PLUGIN.md": "---\nid: a\nname: A\ndescription: A.\nversion: 1.0.0\naccess:\n  campus: [card, portal]\n  web: [https://news.example.org]\n---\nI.\n",
 		"tools/x.yaml": "description: X.\neffect: read\nsteps:\n  - request:\n      service: card\n      path: /x\n      method: POST\n      json: {}\n" +
 			"  - request: {url: 'https://news.example.org/a', method: DELETE}\n" +
-			"  - request: {service: portal, path: /portal2017/notice/retrAllSchoolNotice.do, method: POST, form: {a: b}}\n",
-		"tools/w.yaml": "description: W.\neffect: write\nsteps:\n  - request: {service: card, path: /x, method: POST, json: {}}\n",
+			"  - request: {service: portal, path: /portal2017/notice/retrAllSchoolNotice.do, method: POST, form: {a: b}}\ntitle: X\n",
+		"tools/w.yaml": "description: W.\neffect: write\nsteps:\n  - request: {service: card, path: /x, method: POST, json: {}}\ntitle: W\n",
 	})
 	code, _, errs := runCLI(t, nil, "lint", dir)
 	assert.Equal(t, 0, code, errs)

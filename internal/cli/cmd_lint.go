@@ -25,7 +25,8 @@ func newLintCmd(app *App) *cobra.Command {
 		Long: `lint validates a plugin document and prints each problem as FILE:LINE:COL: message
 (FILE relative to PATH). Exit 0 when valid (warnings may be printed), 1 when invalid.
 With --trust official it adds the checks for an official document (a tool returning
-text extracted from HTML must be marked untrusted: true). --watch lints again each
+text extracted from HTML must be marked untrusted: true); without it, core: true is
+warned about (it has no effect on a community document). --watch lints again each
 time a file under PATH changes, until interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -68,6 +69,10 @@ func lintOnce(app *App, path string, official, asJSON bool) error {
 		l = rl
 	} else if official {
 		l.Merge(checkOfficial(p))
+		l.Sort()
+	} else if p.Core {
+		l.Warnf(p.KeyPos["core"], "core: true has no effect on a community document: only an official document bundled with the app "+
+			"is a core plugin, one that cannot be turned off; a community document can always be turned off")
 		l.Sort()
 	}
 	if asJSON {

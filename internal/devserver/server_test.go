@@ -59,7 +59,7 @@ requires: [campus-session]
 access:
   campus: [card]
 dataSources:
-  - {name: bal, tool: balance, input: {unit: fen}, ttl: 60}
+  bal: {title: 余额, tool: balance, args: {unit: fen}, ttlMs: 60000}
 contributes:
   widgets:
     - {key: balanceCard, title: 余额, dataSource: bal, template: balance}

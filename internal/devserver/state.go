@@ -111,6 +111,8 @@ type runView struct {
 type stateView struct {
 	ID        string         `json:"id"`
 	Name      string         `json:"name"`
+	Icon      string         `json:"icon,omitempty"`
+	MaxSteps  int            `json:"maxAgentSteps,omitempty"`
 	Path      string         `json:"path"`
 	Mode      string         `json:"mode"`
 	Trust     string         `json:"trust"`
@@ -143,7 +145,7 @@ func (s *Server) serveState(w http.ResponseWriter, req *http.Request) {
 	}
 	v.Dropped = sn.diags.Dropped
 	if p := sn.plugin; p != nil {
-		v.ID, v.Name = p.ID, p.Name
+		v.ID, v.Name, v.Icon, v.MaxSteps = p.ID, p.Name, p.Icon, p.MaxAgentSteps
 		v.Files = p.Files.Names()
 		for _, t := range p.Tools {
 			tv := toolView{Name: t.Name, Title: t.Title, Description: t.Description, Effect: string(t.Effect),

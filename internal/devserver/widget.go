@@ -75,7 +75,7 @@ func (s *Server) serveWidget(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		ctx, cancel := s.runContext(req)
-		rec, code := s.run(ctx, ds.Tool, ds.Input, false)
+		rec, code := s.run(ctx, ds.Tool, ds.Args, false)
 		cancel()
 		release()
 		if code != http.StatusOK {
