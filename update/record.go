@@ -216,7 +216,7 @@ func bundledEntry(state *fetch.State, in Installed) *fetch.Entry {
 		trust, kind = l.Trust(), l.Kind
 	}
 	if e == nil || e.Link != in.Link {
-		e = &fetch.Entry{ID: in.ID, Link: in.Link, Kind: kind, Ref: in.Ref, Trust: trust, Enabled: true}
+		e = &fetch.Entry{ID: in.ID, Link: in.Link, Kind: kind, Ref: in.Ref, Trust: trust}
 		if state.Bundled == nil {
 			state.Bundled = map[string]*fetch.Entry{}
 		}

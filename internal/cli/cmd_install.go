@@ -9,6 +9,7 @@ import (
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/review"
+	"github.com/pkuinfo/harness/update"
 	"github.com/spf13/cobra"
 )
 
@@ -87,6 +88,9 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 	if name, ok := bundledName(bundled, p.ID); ok && d.Trust != fetch.TrustOfficial {
 		app.warn(fmt.Sprintf("%s takes the place of the bundled official document %s (%s) in this home; harness remove %s brings that one back", p.ID, name, p.ID, p.ID))
 	}
+	if v, ok := bundledVersion(bundled, p.ID); ok && d.Trust == fetch.TrustOfficial && update.BundledWins(v, p.Version) {
+		app.warn(fmt.Sprintf("the bundled %s %s is newer than %s: it stays in use (the bundled copy is the floor)", p.ID, v, p.Version))
+	}
 	info := review.Info{Hash: hash, Trust: d.Trust, Link: l.String(), Commit: d.Commit}
 	sheet := review.NewSheet(p, info)
 	if old, ok := st.Plugins[p.ID]; ok {
@@ -129,6 +133,17 @@ func runInstall(ctx context.Context, app *App, arg string, yes, replace bool) er
 	}
 	fmt.Fprintf(app.Stdout, "installed %s %s (%s, %s)\n", p.ID, p.Version, d.Trust, hash)
 	return nil
+}
+
+// bundledVersion is the version of the bundled document with id in use, if
+// there is one.
+func bundledVersion(bundled []registry.Bundle, id string) (string, bool) {
+	for _, b := range bundled {
+		if p, _ := manifest.Parse(b.Files); p != nil && p.ID == id {
+			return p.Version, true
+		}
+	}
+	return "", false
 }
 
 // bundledName is the name of the bundled document with id, if there is one.

@@ -192,7 +192,10 @@ func bundledListEntry(c update.Copy) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	delete(m, "installed") // never installed: it came with the build
+	// never installed: it came with the build, and its enabling is the
+	// bundled document's (permissions.json)
+	delete(m, "installed")
+	delete(m, "enabled")
 	m["bundled"] = true
 	m["version"], m["hash"], m["trust"], m["updated"] = c.VersionInUse(), c.Hash, c.Trust, c.Updated
 	m["bundledHash"], m["bundledVersion"] = c.BundledHash, c.FloorVersion()

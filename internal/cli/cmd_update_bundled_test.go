@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"regexp"
 	"strings"
@@ -373,4 +374,21 @@ func TestUpdateTestEnvironmentStaysOnLoopback(t *testing.T) {
 	u, err := l.CloneURL("")
 	require.NoError(t, err)
 	require.Equal(t, "https://github.com/pkuinfo/pku-harness-plugins.git", u)
+}
+
+// Installing an official release older than the bundled copy stores it,
+// says that the bundled copy stays in use (the floor), and the registry
+// uses the bundled copy.
+func TestInstallOfficialOlderThanBundled(t *testing.T) {
+	base, _ := gitRepoServer(t, "pkuinfo/pku-harness-plugins", map[string]string{
+		"canteen/PLUGIN.md": fmt.Sprintf(installDoc, "canteen", "0.9.0"),
+	})
+	env := map[string]string{"HARNESS_HOME": t.TempDir(), "HARNESS_GIT_BASE": base}
+	code, out, errs := runCLI(t, env, "install", "https://github.com/pkuinfo/pku-harness-plugins/tree/main/canteen", "--yes")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "installed canteen 0.9.0 (official")
+	require.Contains(t, errs, "the bundled canteen 1.0.0 is newer than 0.9.0: it stays in use (the bundled copy is the floor)")
+	code, out, errs = runCLI(t, env, "tools", "--json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "canteen__crowd", "the bundled canteen's tool is offered")
 }
