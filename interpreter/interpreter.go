@@ -199,7 +199,7 @@ type run struct {
 
 func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	lim := &s.tool.limits
-	ctx, cancel := context.WithTimeout(ctx, lim.Deadline)
+	ctx, cancel := steps.WithDeadline(ctx, lim.Deadline)
 	defer cancel()
 	s.watch.cancel, s.watch.limit = cancel, lim.HeapBytes
 	watchHeap(&s.watch)

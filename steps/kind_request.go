@@ -323,7 +323,7 @@ func (s *requestStep) do(ctx context.Context, f *Frame, v any) (any, error) {
 	if f.Transport == nil {
 		return nil, errors.New("no transport: this host runs no requests")
 	}
-	rctx, cancel := context.WithTimeout(ctx, f.Limits.RequestTimeout)
+	rctx, cancel := WithDeadline(ctx, f.Limits.RequestTimeout)
 	resp, err := f.Transport.Do(rctx, r)
 	cancel()
 	if err != nil {
