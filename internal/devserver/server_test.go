@@ -60,6 +60,8 @@ access:
   campus: [card]
 dataSources:
   bal: {title: 余额, tool: balance, args: {unit: fen}, ttlMs: 60000}
+preferences:
+  unit: {title: 单位, kind: choice, options: [{value: yuan, label: 元}, {value: fen, label: 分}], default: fen}
 contributes:
   widgets:
     - {key: balanceCard, title: 余额, dataSource: bal, template: balance}
@@ -163,6 +165,25 @@ func (f *fixture) get(t *testing.T, path string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestStateShowsPreferences: the page lists each preference as the
+// settings registry does: key PLUGIN.NAME, the reference's kind, options
+// {value, label} and the default.
+func TestStateShowsPreferences(t *testing.T) {
+	f := newFixture(t, nil)
+	code, body := f.get(t, "api/state")
+	require.Equal(t, http.StatusOK, code, body)
+	var st struct {
+		Preferences []map[string]any `json:"preferences"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	require.Len(t, st.Preferences, 1)
+	pr := st.Preferences[0]
+	assert.Equal(t, "wallet-dev.unit", pr["key"])
+	assert.Equal(t, "choice", pr["kind"])
+	assert.Equal(t, []any{map[string]any{"value": "yuan", "label": "元"}, map[string]any{"value": "fen", "label": "分"}}, pr["options"])
+	assert.Equal(t, "fen", pr["default"])
 }
 
 // The page and its scripts come from the binary: no CDN, no external

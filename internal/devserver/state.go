@@ -98,6 +98,18 @@ type widgetView struct {
 	Template   string `json:"template"`
 }
 
+// prefView is a preference as the settings registry lists it (key
+// PLUGIN.NAME, the agent changes it with settings__change).
+type prefView struct {
+	Key     string            `json:"key"`
+	Title   string            `json:"title"`
+	Kind    string            `json:"kind"`
+	Options []manifest.Option `json:"options,omitempty"`
+	Default any               `json:"default,omitempty"`
+	Screen  string            `json:"screen,omitempty"`
+	Schema  map[string]any    `json:"schema"`
+}
+
 type responseView struct {
 	Label string `json:"label"`
 	Body  string `json:"body"`
@@ -124,6 +136,7 @@ type stateView struct {
 	Review    string         `json:"review"`
 	Tools     []toolView     `json:"tools"`
 	Widgets   []widgetView   `json:"widgets"`
+	Prefs     []prefView     `json:"preferences"`
 	Responses []responseView `json:"responses"`
 	Runs      []runView      `json:"runs"`
 	Files     []string       `json:"files"`
@@ -137,7 +150,7 @@ func (s *Server) serveState(w http.ResponseWriter, req *http.Request) {
 	sn := s.current()
 	v := stateView{Path: s.cfg.Path, Mode: s.cfg.Mode, Trust: string(s.cfg.Trust), Loaded: sn.at.Format(time.TimeOnly),
 		ReadError: sn.readErr, Review: sn.review, CanSave: s.recording(),
-		Problems: []problemView{}, Tools: []toolView{}, Widgets: []widgetView{}, Responses: []responseView{}, Runs: []runView{}, Files: []string{}}
+		Problems: []problemView{}, Tools: []toolView{}, Widgets: []widgetView{}, Prefs: []prefView{}, Responses: []responseView{}, Runs: []runView{}, Files: []string{}}
 	v.Valid = sn.readErr == "" && sn.plugin != nil && !sn.diags.HasErrors()
 	for _, d := range sn.diags.Items {
 		v.Problems = append(v.Problems, problemView{File: d.Pos.File, Line: d.Pos.Line, Col: d.Pos.Col,
@@ -157,6 +170,10 @@ func (s *Server) serveState(w http.ResponseWriter, req *http.Request) {
 		}
 		for _, wd := range p.Contributes.Widgets {
 			v.Widgets = append(v.Widgets, widgetView{Key: wd.Key, Title: wd.Title, DataSource: wd.DataSource, Template: widgetTemplate(wd)})
+		}
+		for _, pr := range p.Preferences {
+			v.Prefs = append(v.Prefs, prefView{Key: p.ID + "." + pr.Name, Title: pr.Title, Kind: pr.Kind, Options: pr.Options,
+				Default: pr.Default, Screen: pr.Screen, Schema: pr.Schema})
 		}
 		if sn.suite != nil {
 			for _, c := range sn.suite.Cases() {

@@ -54,6 +54,7 @@ async function load() {
   renderTools(d);
   renderSources(d);
   renderWidgets(d);
+  renderPrefs(d);
   document.body.dataset.loaded = d.loaded;
 }
 
@@ -383,6 +384,20 @@ function renderWidgets(d) {
         el("button", { type: "button", text: "Preview", onclick: () => previewWidget(w.key, card) })),
       el("div", { class: "w-body" }));
     box.append(card);
+  }
+}
+
+// ---- preferences --------------------------------------------------------
+
+function renderPrefs(d) {
+  const box = $("preferences");
+  box.replaceChildren();
+  if (!d.preferences.length) { box.append(el("p", { class: "desc", text: "The document declares no preferences." })); return; }
+  for (const p of d.preferences) {
+    const opts = (p.options || []).map(o => o.label === o.value ? text(o.value) : `${text(o.value)} (${o.label})`).join(", ");
+    box.append(el("div", { class: "pref", "data-pref": p.key },
+      el("div", { class: "w-head" }, el("span", { text: `${p.key} · ${p.kind}` + (p.screen ? ` · screen ${p.screen}` : "") })),
+      el("div", { class: "desc", text: p.title + (opts ? ` — ${opts}` : "") + (p.default !== undefined ? ` · default ${text(p.default)}` : "") })));
   }
 }
 
