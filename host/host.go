@@ -269,6 +269,13 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 		if prefs, err = home.Prefs(registry.PrefsKey(d.p.ID, c.Trust)); err != nil {
 			return interpreter.Result{}, err
 		}
+		for _, pr := range d.p.Preferences { // a stored value that no longer fits gives way to the default
+			if v, ok := prefs[pr.Name]; ok {
+				if prefs[pr.Name], ok = pr.Fit(v); !ok {
+					delete(prefs, pr.Name)
+				}
+			}
+		}
 	}
 	if prefs != nil {
 		opts = append(opts, interpreter.WithPrefs(prefs))

@@ -131,3 +131,33 @@ func TestModelCopyIsCutUsersIsNot(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(out), `{"n":2999}`, "the whole copy never reaches the agent")
 }
+
+// A preference value stored in the home folder before the document changed
+// its kind (shuttle's route was an integer, now a choice of strings) is
+// read as its text when that fits; one that fits in no way gives way to the
+// default instead of failing the run.
+func TestStoredPreferenceFollowsItsKind(t *testing.T) {
+	p := parse(t, map[string]string{
+		"PLUGIN.md": "---\nid: bus\nname: B\ndescription: d\nversion: 1.0.0\npreferences:\n" +
+			"  route: {title: R, kind: choice, options: [{value: \"7\", label: Seven}, {value: \"4\", label: Four}], default: \"7\"}\n" +
+			"  dark: {title: D, kind: boolean, default: false}\n---\nI.\n",
+		"tools/show.yaml": "description: d\neffect: read\nsteps:\n  - return: '$prefs'\n",
+	})
+	home := t.TempDir()
+	store := &registry.HomeStore{Dir: home}
+	h := host.New(host.Config{Home: home})
+	doc, l := h.Load(p)
+	require.False(t, l.HasErrors(), "%v", l.Err())
+	for stored, want := range map[string]string{
+		`{"route": 4, "dark": true}`:   `{"dark":true,"route":"4"}`,
+		`{"route": 9, "dark": "yes"}`:  `{"dark":false,"route":"7"}`,
+		`{"route": "4", "dark": true}`: `{"dark":true,"route":"4"}`,
+	} {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(stored), &m))
+		require.NoError(t, store.SetPrefs(registry.PrefsKey("bus", registry.Official), m))
+		res, err := doc.Run(context.Background(), host.Call{Tool: "show", Trust: registry.Official})
+		require.NoError(t, err, stored)
+		assert.JSONEq(t, want, string(res.JSON), stored)
+	}
+}

@@ -278,6 +278,23 @@ func parsePreferences(c *yamlx.Ctx, fm *yamlx.Obj, sc *schemaCompiler, screens [
 	return out
 }
 
+// Fit is a stored value as the preference takes it: v when it fits the
+// schema, or, for a number or boolean stored before the kind became choice
+// or text (an old integer kind), its text when that fits. ok is false when
+// neither fits: the default applies.
+func (p Preference) Fit(v any) (any, bool) {
+	if p.Compiled == nil || p.Compiled.Validate(v) == nil {
+		return v, true
+	}
+	switch v.(type) {
+	case float64, int64, int, bool:
+		if s := fmt.Sprint(v); (p.Kind == "choice" || p.Kind == "text") && p.Compiled.Validate(s) == nil {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
 func parseContributes(c *yamlx.Ctx, co *yamlx.Obj) Contributes {
 	var out Contributes
 	seen := map[string]bool{}

@@ -47,14 +47,13 @@ func (r *Registry) Preferences() ([]Setting, error) {
 func setting(d *Document, p manifest.Preference, stored map[string]any) Setting {
 	s := Setting{Key: d.ID + "." + p.Name, Plugin: d.ID, Name: p.Name, Kind: p.Kind, Title: p.Title,
 		Description: p.Description, Options: p.Options, Screen: p.Screen, Schema: p.Schema, Default: p.Default, Value: p.Default}
-	if v, ok := stored[p.Name]; ok && fits(p, v) {
-		s.Value, s.IsSet = v, true
+	if v, ok := stored[p.Name]; ok {
+		s.Value, s.IsSet = p.Fit(v)
+		if !s.IsSet {
+			s.Value = p.Default
+		}
 	}
 	return s
-}
-
-func fits(p manifest.Preference, v any) bool {
-	return p.Compiled == nil || p.Compiled.Validate(v) == nil
 }
 
 // communityKey prefixes the id under which a community document's values

@@ -81,3 +81,23 @@ func TestSettingsChange(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"screenshots": true, "apps": []any{"wechat"}, "voice": "bright"}, env.Data.(map[string]any)["prefs"])
 }
+
+// TestStoredPreferenceOfAnOldKind: a value stored while the preference was
+// an integer (the old shuttle route) is listed, and read by steps, as its
+// text once the preference is a choice of strings.
+func TestStoredPreferenceOfAnOldKind(t *testing.T) {
+	dir := t.TempDir()
+	store := &registry.HomeStore{Dir: dir}
+	require.NoError(t, store.SetPrefs("bus", map[string]any{"route": 4.0}))
+	r := registry.New(registry.WithStore(store), registry.WithCompiler(echoCompiler))
+	mustAdd(t, r, docFiles("bus", `preferences:
+  route: {title: Route, kind: choice, options: [{value: "7", label: Seven}, {value: "4", label: Four}], default: "7"}
+`, map[string]string{"show": toolYAML("read")}), registry.Official, registry.DocOptions{})
+	s, err := r.Pref("bus.route")
+	require.NoError(t, err)
+	assert.Equal(t, "4", s.Value)
+	assert.True(t, s.IsSet)
+	env, err := r.Invoke(t.Context(), registry.Call{Tool: "bus.show"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"route": "4"}, env.Data.(map[string]any)["prefs"])
+}
