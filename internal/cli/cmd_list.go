@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/remote"
 	"github.com/pkuinfo/harness/update"
@@ -29,7 +30,8 @@ in use and the bundled one) or holds an update for. Stored files are
 verified against their hash; a plugin whose files changed is quarantined (and
 shown so) while the others keep working. The standing grants (harness grants)
 follow the documents. --json prints an array of the state entries, each with
-"problem" when it cannot be used and "grants", its tools' standing grants
+"problem" when it cannot be used, the document's "icon" and "maxAgentSteps" when it
+declares them, and "grants", its tools' standing grants
 ("stale": true when the content or trust in use is no longer the granted one); a
 bundled document's has "bundled": true, "updated", "bundledVersion" and
 "bundledHash".`,
@@ -74,6 +76,13 @@ bundled document's has "bundled": true, "updated", "bundledVersion" and
 					}
 					if in.Err != nil {
 						m["problem"] = in.Err.Error()
+					} else if p, _ := manifest.Parse(in.Files); p != nil {
+						if p.Icon != "" {
+							m["icon"] = p.Icon
+						}
+						if p.MaxAgentSteps > 0 {
+							m["maxAgentSteps"] = p.MaxAgentSteps
+						}
 					}
 					m["grants"] = listGrants(byPlugin[in.Entry.ID], in.Entry.Hash, in.Entry.Trust)
 					out = append(out, m)

@@ -41,6 +41,18 @@ func TestLintCoreOnCommunity(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &sheet))
 	assert.Equal(t, "mic", sheet["icon"])
 	assert.Equal(t, float64(8), sheet["maxAgentSteps"])
+
+	// installed, harness list --json shows them too
+	env := map[string]string{"HARNESS_HOME": t.TempDir()}
+	code, _, stderr = runCLI(t, env, "install", dir, "--yes")
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr = runCLI(t, env, "list", "--json")
+	require.Equal(t, 0, code, stderr)
+	var list []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &list))
+	require.Len(t, list, 1)
+	assert.Equal(t, "mic", list[0]["icon"])
+	assert.Equal(t, float64(8), list[0]["maxAgentSteps"])
 }
 
 // TestLintOldSpellings: the old spellings lint (exit 0) with a warning at

@@ -55,6 +55,8 @@ id: wallet-dev
 name: 钱包
 description: Card balance.
 version: 1.0.0
+icon: wallet
+maxAgentSteps: 6
 requires: [campus-session]
 access:
   campus: [card]
@@ -441,6 +443,22 @@ func TestRenderWidget(t *testing.T) {
 	_, err = devserver.RenderWidget(context.Background(), "widgets/x.json", []byte(`{"items": "${ .a }", "item": {"t": "${ . }"}}`), map[string]any{"a": 3})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "items must give a list")
+}
+
+// The state shows the document's icon and maxAgentSteps as declared.
+func TestStateShowsIconAndMaxAgentSteps(t *testing.T) {
+	f := newFixture(t, nil)
+	code, body := f.get(t, "api/state")
+	require.Equal(t, http.StatusOK, code, body)
+	var sv struct {
+		Valid         bool   `json:"valid"`
+		Icon          string `json:"icon"`
+		MaxAgentSteps int    `json:"maxAgentSteps"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &sv))
+	assert.True(t, sv.Valid, body)
+	assert.Equal(t, "wallet", sv.Icon)
+	assert.Equal(t, 6, sv.MaxAgentSteps)
 }
 
 // A change to a file of the document is read again and every open page

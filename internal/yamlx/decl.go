@@ -72,21 +72,10 @@ type Alias struct {
 
 // alias is the Alias spelled name, or nil.
 func (f *Field) alias(name string) *Alias {
-	for i := range f.Aliases {
-		if f.Aliases[i].Name == name {
-			return &f.Aliases[i]
-		}
+	if i := slices.IndexFunc(f.Aliases, func(a Alias) bool { return a.Name == name }); i >= 0 {
+		return &f.Aliases[i]
 	}
 	return nil
-}
-
-// Old lists the field's old spellings, with aliases.
-func (f *Field) Old() []string {
-	out := slices.Clone(f.Deprecated)
-	for _, a := range f.Aliases {
-		out = append(out, a.Name)
-	}
-	return out
 }
 
 // Field returns the field named name (or spelled by a deprecated alias).
@@ -330,7 +319,10 @@ func (c *Ctx) unknown(n *yaml.Node, decl *Decl, k string) string {
 	}
 	known := decl.Keys()
 	for _, f := range decl.Fields {
-		known = append(known, f.Old()...)
+		known = append(known, f.Deprecated...)
+		for _, a := range f.Aliases {
+			known = append(known, a.Name)
+		}
 	}
 	if s := Suggest(k, known); s != "" {
 		if f, ok := decl.Field(s); ok {

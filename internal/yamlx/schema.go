@@ -2,6 +2,7 @@ package yamlx
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -118,8 +119,7 @@ func (d *Decl) Table() string {
 			def = "required"
 		}
 		doc := f.Doc
-		var old []string
-		old = append(old, f.Deprecated...)
+		old := slices.Clone(f.Deprecated)
 		for _, a := range f.Aliases {
 			old = append(old, a.Name+", "+a.Doc)
 		}
