@@ -379,9 +379,11 @@ func (jsonMap) Name() string                     { return "mapping" }
 type secretsType struct{}
 
 func (secretsType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
-	s, ok := proxy.DecodeSecrets(c, n, what)
-	for _, k := range sortedKeys(s) {
-		ss := s[k]
+	good := true
+	s, ok := proxy.DecodeSecrets(c, n, what, func(f yamlx.Pair, ss *proxy.ServiceSecrets) {
+		if ss == nil {
+			return
+		}
 		ss.Headers = canonicalHeaders(ss.Headers)
 		if ss.Cookies == nil {
 			ss.Cookies = map[string]string{}
@@ -389,13 +391,13 @@ func (secretsType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 		for _, vals := range []map[string]string{ss.Cookies, ss.Headers} {
 			for name, v := range vals {
 				if len(v) < 4 || strings.TrimSpace(v) != v {
-					ok = false
-					c.Errorf(yamlx.Lookup(n, k), "the value of %s of service %q must have at least 4 characters and no surrounding spaces (short values cannot be redacted)", name, k)
+					good = false
+					c.Errorf(f.Value, "the value of %s of service %q must have at least 4 characters and no surrounding spaces (short values cannot be redacted)", name, f.Key)
 				}
 			}
 		}
-	}
-	return s, ok
+	})
+	return s, ok && good
 }
 func (secretsType) Schema(g *yamlx.Gen) map[string]any {
 	return map[string]any{"type": "object", "additionalProperties": g.Object(proxy.SecretsDecl)}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,6 +59,17 @@ portal:
 			assert.NotContains(t, err.Error(), v, "an error quotes a secret value")
 		}
 	}
+}
+
+// TestLoadSecretsNotAMappingIsOneError: a secrets file that is a list gives
+// its one error; its items are not read as service names.
+func TestLoadSecretsNotAMappingIsOneError(t *testing.T) {
+	p := writeFile(t, "s.yaml", "- Bad\n- other\n", 0o600)
+	_, err := LoadSecrets(p)
+	var l *diag.List
+	require.ErrorAs(t, err, &l)
+	require.Len(t, l.Errors(), 1, err.Error())
+	assert.Equal(t, p+":1:1: the secrets file must be a mapping, not a list", err.Error())
 }
 
 func TestKeystoreFile(t *testing.T) {

@@ -76,9 +76,10 @@ func (secretValue) Schema(*yamlx.Gen) map[string]any {
 }
 
 // DecodeSecrets reads a mapping from service name to SecretsDecl's
-// session, as written (names and values are checked by the caller); a
-// service whose entry is partly bad holds its good part.
-func DecodeSecrets(c *yamlx.Ctx, n *yaml.Node, what string) (Secrets, bool) {
+// session, as written; a service whose entry is partly bad holds its good
+// part. each, when not nil, is given every entry (its nodes, and its
+// session or nil) to check what the caller checks: names and values.
+func DecodeSecrets(c *yamlx.Ctx, n *yaml.Node, what string, each func(f yamlx.Pair, ss *ServiceSecrets)) (Secrets, bool) {
 	top, ok := c.Doc.Mapping(n, what, nil, c.L)
 	if !ok {
 		return nil, false
@@ -89,8 +90,13 @@ func DecodeSecrets(c *yamlx.Ctx, n *yaml.Node, what string) (Secrets, bool) {
 		decl.Name = "secrets of " + strconv.Quote(f.Key)
 		o, good := c.Object(f.Value, &decl)
 		ok = ok && good
+		var ss *ServiceSecrets
 		if o != nil {
-			out[f.Key] = &ServiceSecrets{Cookies: o.StringMap("cookies"), Headers: o.StringMap("headers")}
+			ss = &ServiceSecrets{Cookies: o.StringMap("cookies"), Headers: o.StringMap("headers")}
+			out[f.Key] = ss
+		}
+		if each != nil {
+			each(f, ss)
 		}
 	}
 	return out, ok
@@ -118,23 +124,20 @@ func LoadSecrets(path string) (Secrets, error) {
 	if !doc.Safe() {
 		return Secrets{}, nil
 	}
-	read, _ := DecodeSecrets(yamlx.NewCtx(doc, &l, nil), doc.Root, "the secrets file")
-	out := make(Secrets, len(read))
-	for i := 0; i+1 < len(doc.Root.Content); i += 2 {
-		k, v := doc.Root.Content[i], doc.Root.Content[i+1]
-		if !validName(k.Value) {
-			l.Errorf(doc.NodePos(k), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", k.Value)
-			continue
-		}
-		if ss, ok := read[k.Value]; ok {
-			norm, err := normaliseSecrets(k.Value, ss)
+	out := Secrets{}
+	DecodeSecrets(yamlx.NewCtx(doc, &l, nil), doc.Root, "the secrets file", func(f yamlx.Pair, ss *ServiceSecrets) {
+		switch {
+		case !validName(f.Key):
+			l.Errorf(doc.NodePos(f.KeyN), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", f.Key)
+		case ss != nil:
+			norm, err := normaliseSecrets(f.Key, ss)
 			if err != nil {
-				l.Errorf(doc.NodePos(v), "%s", err.Error())
-				continue
+				l.Errorf(doc.NodePos(f.Value), "%s", err.Error())
+				return
 			}
-			out[k.Value] = norm
+			out[f.Key] = norm
 		}
-	}
+	})
 	if l.HasErrors() {
 		l.Sort()
 		return nil, &l
