@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
@@ -54,7 +53,7 @@ var (
 )
 
 var preferenceDecl = &yamlx.Decl{Name: "a preference", Fields: []yamlx.Field{
-	{Name: "title", Type: prose{}, Required: true, Doc: "What the user reads."},
+	{Name: "title", Type: prose{NonEmpty: true}, Required: true, Doc: "What the user reads."},
 	{Name: "description", Type: prose{Multiline: true}, Doc: "More words for the user."},
 	{Name: "kind", Type: choice{Values: PreferenceKinds, Rule: "must be choice, boolean, text or list", Old: OldPreferenceKinds}, Required: true,
 		Doc: "choice: one of the options' values; boolean; text: a string; list: a list of strings (options restrict them). " +
@@ -139,21 +138,6 @@ var legacyDecl = &yamlx.Decl{Name: "legacy", Fields: []yamlx.Field{
 	{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old <plugin>.<widget> (or a widget key) to widget keys of this plugin."},
 }}
 
-// nonEmptyList is a non-empty list of JSON values.
-type nonEmptyList struct{}
-
-func (nonEmptyList) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		c.Errorf(n, "%s must be a non-empty list", what)
-		return nil, false
-	}
-	return c.Doc.Value(n, c.L)
-}
-func (nonEmptyList) Schema(*yamlx.Gen) map[string]any {
-	return map[string]any{"type": "array", "minItems": 1}
-}
-func (nonEmptyList) Name() string { return "list" }
-
 // keyed checks that an item's key (or name) is unique among seen.
 func keyed(c *yamlx.Ctx, o *yamlx.Obj, field string, seen map[string]bool) (string, bool) {
 	s := o.String(field)
@@ -203,9 +187,6 @@ func parsePreferences(c *yamlx.Ctx, fm *yamlx.Obj, sc *schemaCompiler, screens [
 		}
 		if pr.Kind == "number" || pr.Kind == "integer" {
 			l.Warnf(d.NodePos(o.NodeOf("kind")), "kind %q is outside the plugin reference (choice, boolean, text, list): a host that follows it may not offer the preference", pr.Kind)
-		}
-		if o.Has("title") && strings.TrimSpace(pr.Title) == "" {
-			l.Errorf(pr.Pos, "preference %q needs a \"title\" the user reads", pr.Name)
 		}
 		if pr.Screen == "" && len(screens) > 0 {
 			pr.Screen = screens[0].Key
