@@ -63,7 +63,7 @@ contributes:
 	msgs := l.Error()
 	assert.Contains(t, msgs, "PLUGIN.md:7:3: warning: preferences as a list of {name, …} is the old spelling: write a mapping keyed by name")
 	assert.Contains(t, msgs, `PLUGIN.md:7:38: warning: kind "enum" is the old spelling of "choice": write kind: choice`)
-	assert.Contains(t, msgs, `PLUGIN.md:7:54: warning: options item: "燕南" is the old shorthand: write {value, label}`)
+	assert.Contains(t, msgs, `PLUGIN.md:7:54: warning: options item: "燕南" is the old shorthand of an option: write {value, label}`)
 	assert.Contains(t, msgs, `PLUGIN.md:8:45: warning: kind "string" is the old spelling of "text": write kind: text`)
 	assert.Contains(t, msgs, `PLUGIN.md:9:39: warning: kind "integer" is outside the plugin reference (choice, boolean, text, list)`)
 	require.Len(t, old.Preferences, 3)

@@ -125,7 +125,7 @@ func (t Short) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	c.L.Warnf(c.Doc.NodePos(n), "%s: %s is the old shorthand: %s", what, strconv.Quote(n.Value), t.Hint)
+	c.L.Warnf(c.Doc.NodePos(n), "%s: %s is the old shorthand of %s: %s", what, strconv.Quote(n.Value), t.Decl.Name, t.Hint)
 	o := &Obj{Decl: t.Decl, Node: n, vals: map[string]Val{t.Key: {Value: v, Key: n, Node: n}}}
 	for _, f := range t.Decl.Fields {
 		if _, set := o.vals[f.Name]; !set && f.Default != nil {

@@ -68,7 +68,7 @@ func TestShortScalar(t *testing.T) {
 	o, ok, l := decode(t, "prefs:\n  a: {title: A, label: big}\n", prefsDecl)
 	require.True(t, ok, l.Error())
 	require.Len(t, l.Items, 1)
-	assert.Equal(t, `f.yaml:2:24: warning: label: "big" is the old shorthand: write {text: …}`, l.Items[0].String())
+	assert.Equal(t, `f.yaml:2:24: warning: label: "big" is the old shorthand of a label: write {text: …}`, l.Items[0].String())
 	lb := o.Value("prefs").([]Entry)[0].Value.(*Obj).Obj("label")
 	assert.Equal(t, "big", lb.String("text"))
 	assert.Equal(t, int64(3), lb.Int("size"), "the mapping's defaults")
