@@ -49,7 +49,76 @@ func normalisePath(p string) (campusPath, error) {
 		cp.decoded, cp.escaped = p, p
 		return cp, nil
 	}
+	if d, ok := escapedPath(p); ok {
+		cp.decoded, cp.escaped = d, p
+		return cp, nil
+	}
 	return normaliseSlow(p)
+}
+
+// escapedPath is the decoded form of p when p is a simple path (see
+// simplePath) but for escapes already in canonical form (%XX, upper-case
+// hex) of bytes that change nothing normaliseSlow checks: no "/", "\",
+// ".", "%", ";" or control character comes of one. A template's
+// interpolations are escaped so (non-ASCII text, spaces); normaliseSlow
+// would return p itself as the escaped form and this decoded form.
+func escapedPath(p string) (string, bool) {
+	escapes := 0
+	seg := 1 // start of the current segment
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) {
+			switch c := p[i]; {
+			case c == '%':
+				if i+2 >= len(p) || !upperHexDigit(p[i+1]) || !upperHexDigit(p[i+2]) {
+					return "", false
+				}
+				switch d := unhex(p[i+1])<<4 | unhex(p[i+2]); {
+				case d < 0x20 || d == 0x7f, d == '/', d == '\\', d == '.', d == '%', d == ';':
+					return "", false
+				}
+				escapes++
+				i += 2
+				continue
+			case c != '/':
+				if !pathByteOK(c) {
+					return "", false
+				}
+				continue
+			}
+		}
+		// A segment's name (before ";") is a dot segment only as written:
+		// no escape stands for a "." or a ";".
+		s := p[seg:i]
+		if j := strings.IndexByte(s, ';'); j >= 0 {
+			s = s[:j]
+		}
+		if (s == "" && i < len(p)) || s == "." || s == ".." {
+			return "", false
+		}
+		seg = i + 1
+	}
+	if escapes == 0 {
+		return "", false
+	}
+	d := make([]byte, 0, len(p)-2*escapes)
+	for i := 0; i < len(p); i++ {
+		if p[i] == '%' {
+			d = append(d, unhex(p[i+1])<<4|unhex(p[i+2]))
+			i += 2
+			continue
+		}
+		d = append(d, p[i])
+	}
+	return string(d), true
+}
+
+func upperHexDigit(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'A' + 10
 }
 
 // normaliseSlow is normalisePath after the common checks, for any path.
