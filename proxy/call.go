@@ -107,7 +107,7 @@ func (p *Proxy) NewCall(pluginID string, access manifest.Access) *Call {
 				g.prefixes = append(g.prefixes, cp.decoded)
 			}
 		}
-		if ss, ok := p.keys.Get(ca.Service); ok {
+		if ss, ok := p.keys.Get(ca.Service); ok && !p.services[ca.Service].signed(ss) {
 			p.addSecrets(ss)
 		}
 	}

@@ -32,6 +32,17 @@ type session struct {
 	csrf    []string      // the CSRF header's value from a stored cookie (decoded), nil when none
 }
 
+// signed reports whether ss is the session s signed with last: its
+// values are registered with the redactor already (session did it, and
+// the redactor forgets nothing), for every call from then on.
+func (s *service) signed(ss *ServiceSecrets) bool {
+	if s == nil {
+		return false
+	}
+	se := s.sess.Load()
+	return se != nil && se.ss == ss
+}
+
 // session returns the signing material of ss, computing it (and
 // registering its values with the redactor) the first time ss is seen.
 func (s *service) session(p *Proxy, ss *ServiceSecrets) *session {
