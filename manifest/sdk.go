@@ -334,40 +334,26 @@ func parseI18n(c *yamlx.Ctx, o *yamlx.Obj, p *Plugin) map[string]I18n {
 			t.Tools[e.Key] = ToolI18n{Title: x.String("title")}
 		}
 	}
-	has := map[string][]string{"scopes": nil}
-	prefOptions := map[string][]string{}
-	for _, w := range p.Contributes.Widgets {
-		has["widgets"] = append(has["widgets"], w.Key)
+	has := map[string][]string{
+		"widgets":     keysOf(p.Contributes.Widgets, func(w Widget) string { return w.Key }),
+		"screens":     keysOf(p.Contributes.Screens, func(s Screen) string { return s.Key }),
+		"settings":    keysOf(p.Contributes.Settings, func(r SettingRow) string { return r.Key }),
+		"commands":    keysOf(p.Contributes.Commands, func(cm Command) string { return cm.Key }),
+		"dataSources": keysOf(p.DataSources, func(ds DataSource) string { return ds.Name }),
+		"preferences": keysOf(p.Preferences, func(pr Preference) string { return pr.Name }),
+		"scopes": append(keysOf(p.Access.Campus, func(ca CampusAccess) string { return ca.Service }),
+			keysOf(p.Access.Web, Origin.String)...),
 	}
-	for _, s := range p.Contributes.Screens {
-		has["screens"] = append(has["screens"], s.Key)
-	}
-	for _, r := range p.Contributes.Settings {
-		has["settings"] = append(has["settings"], r.Key)
-	}
-	for _, cm := range p.Contributes.Commands {
-		has["commands"] = append(has["commands"], cm.Key)
-	}
-	for _, ds := range p.DataSources {
-		has["dataSources"] = append(has["dataSources"], ds.Name)
-	}
+	optionsOf := map[string][]string{}
 	for _, pr := range p.Preferences {
-		has["preferences"] = append(has["preferences"], pr.Name)
-		for _, op := range pr.Options {
-			prefOptions[pr.Name] = append(prefOptions[pr.Name], fmt.Sprint(op.Value))
-		}
-	}
-	for _, ca := range p.Access.Campus {
-		has["scopes"] = append(has["scopes"], ca.Service)
-	}
-	for _, w := range p.Access.Web {
-		has["scopes"] = append(has["scopes"], w.String())
+		optionsOf[pr.Name] = keysOf(pr.Options, func(o Option) string { return fmt.Sprint(o.Value) })
 	}
 	known := func(section, key string, n *yaml.Node, names []string) bool {
-		if slices.Contains(names, key) || section == "scopes" && slices.ContainsFunc(p.Access.Web, func(w Origin) bool {
-			og, err := ParseOrigin(key)
-			return err == nil && og.String() == w.String()
-		}) {
+		k := key
+		if og, err := ParseOrigin(key); err == nil && section == "scopes" {
+			k = og.String() // an origin as written
+		}
+		if slices.Contains(names, k) {
 			return true
 		}
 		c.L.Warnf(c.Doc.NodePos(n), "i18n.en.%s names %q, which the document does not have%s", section, key, didYouMean(key, names))
@@ -387,7 +373,7 @@ func parseI18n(c *yamlx.Ctx, o *yamlx.Obj, p *Plugin) map[string]I18n {
 				ArgHint: x.String("argHint"), Aliases: x.Strings("aliases"), Prompt: x.String("prompt")}
 			opts, _ := x.Value("options").([]yamlx.Entry)
 			for _, op := range opts {
-				if known("preferences."+e.Key+".options", op.Key, op.KeyN, prefOptions[e.Key]) {
+				if known("preferences."+e.Key+".options", op.Key, op.KeyN, optionsOf[e.Key]) {
 					if tx.Options == nil {
 						tx.Options = map[string]string{}
 					}
@@ -402,6 +388,14 @@ func parseI18n(c *yamlx.Ctx, o *yamlx.Obj, p *Plugin) map[string]I18n {
 		}
 	}
 	out["en"] = t
+	return out
+}
+
+func keysOf[T any](list []T, key func(T) string) []string {
+	out := make([]string, len(list))
+	for i, x := range list {
+		out[i] = key(x)
+	}
 	return out
 }
 
