@@ -51,6 +51,9 @@ func TestRunApproveAlways(t *testing.T) {
 	require.Equal(t, 3, code, "once keeps nothing")
 	code, _, errs = run("--approve=nonsense")
 	assert.Equal(t, 2, code, errs)
+	code, _, errs = run("--approve", "always")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "write --approve=always, with =")
 
 	code, out, errs := run("--approve=always")
 	require.Equal(t, 0, code, errs)

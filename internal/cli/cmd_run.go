@@ -51,6 +51,9 @@ result); 1: the tool failed (message on stderr); 2: usage error (no such documen
 or tool, bad flags, input failing the schema); 3: refused by the permission rules.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if rest, _ := f.trace.split(args, 2); len(rest) != 2 {
+				if len(rest) == 3 && (rest[2] == "always" || rest[2] == "once") && f.approve.yes() {
+					return Exitf(ExitUsage, "write --approve=%s, with =: --approve alone answers once", rest[2])
+				}
 				return Exitf(ExitUsage, "run needs PATH|ID and TOOL")
 			}
 			return nil
