@@ -135,7 +135,7 @@ var caseDecl = &yamlx.Decl{Name: "a test case", Def: "case", Fields: []yamlx.Fie
 	{Name: "actor", Type: yamlx.Enum{Values: []string{"user", "agent", "scheduler"}}, Default: "user", Doc: "Who calls the tool."},
 	{Name: "trust", Type: trustEnum, Doc: "Default: the file's trust, else community."},
 	{Name: "tainted", Type: yamlx.Bool{}, Default: false, Doc: "The agent's turn has read untrusted data."},
-	{Name: "approve", Type: yamlx.Bool{}, Doc: "Where the rules ask: true the user says yes, false the user says no (declined); absent, nobody can be asked (no_approver)."},
+	{Name: "approve", Type: yamlx.Bool{}, Doc: "Where the rules ask: true the user says yes, once ($grant is once), false the user says no (declined); absent, nobody can be asked (no_approver)."},
 	{Name: "prefs", Type: jsonMap{}, Doc: "Preference values (default: the document's defaults)."},
 	{Name: "kv", Type: jsonMap{}, Doc: "The plugin's store before the call: {KEY: VALUE}."},
 	{Name: "secrets", Type: secretsType{}, Doc: "Replace the file's secrets for the services they name."},
