@@ -240,6 +240,23 @@ func harden(q *gojq.Query) error {
 	var err error
 	var walkQ func(*gojq.Query)
 	var walkT func(*gojq.Term)
+	// visit hardens a node below a query or term (jqNodes finds them all:
+	// function bodies, destructuring patterns' keys, every part of a term),
+	// before the node above it is rewritten.
+	var visit func(any)
+	visit = func(n any) {
+		switch n := n.(type) {
+		case *gojq.Query:
+			walkQ(n)
+		case *gojq.Term:
+			walkT(n)
+		case *gojq.String:
+			walkStr(n, walkQ)
+		case *gojq.Index:
+			jqNodes(n, visit)
+			checkIndex(n)
+		}
+	}
 	walkQ = func(q *gojq.Query) {
 		if q == nil || err != nil {
 			return
@@ -249,12 +266,9 @@ func harden(q *gojq.Query) error {
 				err = fmt.Errorf("jq function names starting with _h_ are reserved")
 				return
 			}
-			walkQ(fd.Body)
 		}
-		walkT(q.Term)
-		walkQ(q.Left)
-		walkQ(q.Right)
-		if q.Right == nil || q.Left == nil {
+		jqNodes(q, visit)
+		if err != nil || q.Right == nil || q.Left == nil {
 			return
 		}
 		switch q.Op {
@@ -276,43 +290,13 @@ func harden(q *gojq.Query) error {
 		if t == nil || err != nil {
 			return
 		}
-		if t.Index != nil {
-			walkQ(t.Index.Start)
-			walkQ(t.Index.End)
-			walkStr(t.Index.Str, walkQ)
-			checkIndex(t.Index)
+		if t.Func != nil && t.Func.Name == "now" && len(t.Func.Args) == 0 {
+			// now is the engine's clock (HARNESS_NOW in tests), not the host's.
+			t.Func.Name = "_h_now"
 		}
-		if t.Func != nil {
-			if t.Func.Name == "now" && len(t.Func.Args) == 0 {
-				// now is the engine's clock (HARNESS_NOW in tests), not the host's.
-				t.Func.Name = "_h_now"
-			}
-			for _, a := range t.Func.Args {
-				walkQ(a)
-			}
-		}
-		if t.Object != nil {
-			for _, kv := range t.Object.KeyVals {
-				walkStr(kv.KeyString, walkQ)
-				walkQ(kv.KeyQuery)
-				walkQ(kv.Val)
-			}
-		}
-		if t.Array != nil {
-			walkQ(t.Array.Query)
-		}
-		if t.Unary != nil {
-			walkT(t.Unary.Term)
-		}
-		walkStr(t.Str, walkQ)
-		controlQueries(t, walkQ)
-		for _, s := range t.SuffixList {
-			if s.Index != nil {
-				walkQ(s.Index.Start)
-				walkQ(s.Index.End)
-				walkStr(s.Index.Str, walkQ)
-				checkIndex(s.Index)
-			}
+		jqNodes(t, visit)
+		if err != nil {
+			return
 		}
 		if t.Type == gojq.TermTypeFunc {
 			if n, ok := costFuncs[t.Func.Name]; ok && n == len(t.Func.Args) {
@@ -426,8 +410,6 @@ func costGuard(t *gojq.Term) {
 	*t = gojq.Term{Type: gojq.TermTypeQuery, Query: body, SuffixList: t.SuffixList}
 }
 
-// walkStr hardens the interpolations of a string: each is turned into text
-// by a recursive encoder, so its value is checked first.
 // argGuarded names the builtins whose arguments' values are compared.
 var argGuarded = map[string]bool{
 	"sort_by": true, "group_by": true, "unique_by": true, "min_by": true, "max_by": true,
@@ -503,6 +485,8 @@ func guarded(q *gojq.Query) *gojq.Query {
 		}}}}}}
 }
 
+// walkStr hardens the interpolations of a string: each is turned into text
+// by a recursive encoder, so its value is checked first.
 func walkStr(s *gojq.String, walkQ func(*gojq.Query)) {
 	if s == nil {
 		return
@@ -747,39 +731,4 @@ func (q *JQ) Run1(ctx context.Context, v any) (any, bool, error) {
 		return nil, true, jqError(ctx, err)
 	}
 	return r, true, nil
-}
-
-// controlQueries calls f on the queries of t's control parts: if, try,
-// reduce, foreach, label and a parenthesised query. The walks over jq
-// programs (the hardening, the cost checks) share it, so a part one of them
-// reaches the other reaches too.
-func controlQueries(t *gojq.Term, f func(*gojq.Query)) {
-	if t.If != nil {
-		f(t.If.Cond)
-		f(t.If.Then)
-		for _, e := range t.If.Elif {
-			f(e.Cond)
-			f(e.Then)
-		}
-		f(t.If.Else)
-	}
-	if t.Try != nil {
-		f(t.Try.Body)
-		f(t.Try.Catch)
-	}
-	if t.Reduce != nil {
-		f(t.Reduce.Query)
-		f(t.Reduce.Start)
-		f(t.Reduce.Update)
-	}
-	if t.Foreach != nil {
-		f(t.Foreach.Query)
-		f(t.Foreach.Start)
-		f(t.Foreach.Update)
-		f(t.Foreach.Extract)
-	}
-	if t.Label != nil {
-		f(t.Label.Body)
-	}
-	f(t.Query)
 }

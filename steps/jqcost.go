@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -569,22 +570,24 @@ func prelude(src string) []*gojq.FuncDef {
 }
 
 // checkInternal refuses calls of internalNames (a program's own function of
-// that name may be called).
+// that name may be called), wherever the call stands: jqNodes reaches every
+// query of the program.
 func checkInternal(q *gojq.Query) error {
 	own := map[string]bool{}
 	var calls []string
-	var find func(q *gojq.Query)
-	find = func(q *gojq.Query) {
-		if q == nil {
-			return
+	var find func(n any)
+	find = func(n any) {
+		switch n := n.(type) {
+		case *gojq.Query:
+			for _, fd := range n.FuncDefs {
+				own[fd.Name] = true
+			}
+		case *gojq.Term:
+			if n.Func != nil {
+				calls = append(calls, n.Func.Name)
+			}
 		}
-		for _, fd := range q.FuncDefs {
-			own[fd.Name] = true
-			find(fd.Body)
-		}
-		find(q.Left)
-		find(q.Right)
-		findTerm(q.Term, find, &calls)
+		jqNodes(n, find)
 	}
 	find(q)
 	for _, c := range calls {
@@ -595,53 +598,52 @@ func checkInternal(q *gojq.Query) error {
 	return nil
 }
 
-// findTerm collects the names of functions a term calls.
-func findTerm(t *gojq.Term, find func(*gojq.Query), calls *[]string) {
-	if t == nil {
+// The nodes of gojq's AST that the walks over a program (the hardening,
+// the cost checks) stop at: every other node is walked through.
+var (
+	jqQueryType  = reflect.TypeFor[*gojq.Query]()
+	jqTermType   = reflect.TypeFor[*gojq.Term]()
+	jqStringType = reflect.TypeFor[*gojq.String]()
+	jqIndexType  = reflect.TypeFor[*gojq.Index]()
+)
+
+// jqNodes calls f with each query, term, string and index directly below
+// n (one of those four), in the order of the fields that hold them. It
+// walks n's fields by reflection, through every other node (function
+// definitions, destructuring patterns and their computed keys, object
+// entries, suffixes, function arguments, if, try, reduce, foreach, label),
+// so that no part of a program that holds a query is skipped, nor a node a
+// later gojq adds. (A hostile document's jq must not hide work in a part
+// the checks do not see: `. as {(EXPR): $x} | ...` runs EXPR.)
+func jqNodes(n any, f func(any)) {
+	v := reflect.ValueOf(n)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return
 	}
-	if t.Func != nil {
-		*calls = append(*calls, t.Func.Name)
-		for _, a := range t.Func.Args {
-			find(a)
+	jqFields(v.Elem(), f)
+}
+
+func jqFields(v reflect.Value, f func(any)) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return
 		}
-	}
-	idx := func(x *gojq.Index) {
-		if x != nil {
-			find(x.Start)
-			find(x.End)
-			if x.Str != nil {
-				for _, q := range x.Str.Queries {
-					find(q)
-				}
+		switch v.Type() {
+		case jqQueryType, jqTermType, jqStringType, jqIndexType:
+			if v.CanInterface() { // (a field gojq does not export is no part of a parsed program)
+				f(v.Interface())
 			}
+			return
+		}
+		jqFields(v.Elem(), f)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			jqFields(v.Field(i), f)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			jqFields(v.Index(i), f)
 		}
 	}
-	idx(t.Index)
-	for _, s := range t.SuffixList {
-		idx(s.Index)
-	}
-	if t.Object != nil {
-		for _, kv := range t.Object.KeyVals {
-			find(kv.KeyQuery)
-			find(kv.Val)
-			if kv.KeyString != nil {
-				for _, q := range kv.KeyString.Queries {
-					find(q)
-				}
-			}
-		}
-	}
-	if t.Array != nil {
-		find(t.Array.Query)
-	}
-	if t.Unary != nil {
-		findTerm(t.Unary.Term, find, calls)
-	}
-	if t.Str != nil {
-		for _, q := range t.Str.Queries {
-			find(q)
-		}
-	}
-	controlQueries(t, find)
 }
