@@ -134,6 +134,9 @@ func recordTool(ctx context.Context, app *App, path, toolName string, f *recordF
 		return Exit(ExitUsage, err)
 	}
 	in, _ := input.(map[string]any)
+	if f.approve.always() {
+		app.warn("record answers an ask once: a test case replays one call, and no standing grant is kept for it")
+	}
 	d := registry.CheckRun(ctx, registry.RunCheck{Plugin: p, Trust: registry.Trust(f.trust), Tool: toolName,
 		Actor: registry.Actor(f.actor), Tainted: f.tainted, Approve: f.approve.yes(), Input: in})
 	if !d.Allow {
