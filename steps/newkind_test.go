@@ -44,7 +44,7 @@ func TestNewKindNeedsNoSharedFile(t *testing.T) {
 	compile := func(src string) (steps.Block, diag.List) {
 		p, l := manifest.Parse(manifest.Files{
 			"PLUGIN.md":       []byte("---\nid: case\nname: Case\ndescription: A test case.\nversion: 1.0.0\n---\nI.\n"),
-			"tools/tool.yaml": []byte("description: T.\neffect: read\nsteps:\n" + src),
+			"tools/tool.yaml": []byte("description: T.\neffect: read\nsteps:\n" + src + "title: T\n"),
 		})
 		require.False(t, l.HasErrors(), l.Error())
 		lim := steps.DefaultLimits()
