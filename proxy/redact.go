@@ -367,8 +367,29 @@ func (r *redactor) foldedMatch(s string) bool {
 		return false
 	}
 	var arr [4]span
-	return len(st.findIn(st.lower, true, strings.ToLower(s), arr[:0])) > 0
+	return len(st.findIn(st.lower, true, lowerName(s), arr[:0])) > 0
 }
+
+// lowerName is strings.ToLower(s), without a new string for the header
+// names most answers have (canonical, as a transport reads them).
+func lowerName(s string) string {
+	if l, ok := lowerNames[s]; ok {
+		return l
+	}
+	return strings.ToLower(s)
+}
+
+var lowerNames = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"Content-Type", "Content-Length", "Date", "Server", "Cache-Control", "Expires",
+		"Last-Modified", "Etag", "Vary", "Connection", "Keep-Alive", "Pragma", "Location", "Content-Language",
+		"Accept-Ranges", "Age", "X-Content-Type-Options", "X-Frame-Options", "X-Xss-Protection",
+		"Strict-Transport-Security", "Access-Control-Allow-Origin", "Referrer-Policy", "Content-Disposition",
+		"Transfer-Encoding", "Content-Encoding", "Set-Cookie", "Accept", "User-Agent", "Accept-Language"} {
+		m[k] = strings.ToLower(k)
+	}
+	return m
+}()
 
 // string is bytes for strings.
 func (r *redactor) string(s string) string {
