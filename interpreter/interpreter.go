@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -39,6 +40,9 @@ type tool struct {
 	limits   Limits
 	services []string
 	uses     []steps.Use // the first request naming each service, in services' order
+
+	emptyOnce sync.Once // the schema's verdict on an empty input, once
+	emptyErr  string
 }
 
 // Compile decodes and compiles every tool's steps: jq programs, selectors
@@ -150,11 +154,15 @@ func (p *Program) Run(ctx context.Context, name string, input any, opts ...RunOp
 		return Result{}, &InputError{Tool: name, Msg: err.Error()}
 	}
 	if t.t.InputSchema != nil && !rc.checked {
-		if err := manifest.CheckInputBounds(t.t.InputSchema, input); err != nil {
-			return Result{}, &InputError{Tool: name, Msg: err.Error()}
-		}
-		if err := t.t.InputSchema.Validate(input); err != nil {
-			return Result{}, &InputError{Tool: name, Msg: manifest.SchemaMessage(err)}
+		if m, ok := input.(map[string]any); ok && len(m) == 0 {
+			// A tool called without input: the verdict on {} is the
+			// schema's, found once.
+			t.emptyOnce.Do(func() { t.emptyErr = checkInput(t.t, m) })
+			if t.emptyErr != "" {
+				return Result{}, &InputError{Tool: name, Msg: t.emptyErr}
+			}
+		} else if msg := checkInput(t.t, input); msg != "" {
+			return Result{}, &InputError{Tool: name, Msg: msg}
 		}
 	}
 	prefs, err := p.prefValues(rc.prefs)
@@ -163,6 +171,18 @@ func (p *Program) Run(ctx context.Context, name string, input any, opts ...RunOp
 	}
 	s := &run{tool: t, cfg: &rc}
 	return s.exec(ctx, input, prefs)
+}
+
+// checkInput checks input against the tool's schema: "" when it fits,
+// else the message.
+func checkInput(t *manifest.Tool, input any) string {
+	if err := manifest.CheckInputBounds(t.InputSchema, input); err != nil {
+		return err.Error()
+	}
+	if err := t.InputSchema.Validate(input); err != nil {
+		return manifest.SchemaMessage(err)
+	}
+	return ""
 }
 
 func (p *Program) prefValues(over map[string]any) (map[string]any, error) {

@@ -122,3 +122,34 @@ func TestNoTransport(t *testing.T) {
 	_, err := run(t, prog, "free", map[string]any{"building": "x"})
 	require.ErrorContains(t, err, "no transport")
 }
+
+// A tool called without input is checked against its schema as any input
+// is, each time (the verdict on {} is found once and kept).
+func TestEmptyInputChecked(t *testing.T) {
+	p := doc(t, "", map[string]string{
+		"needs": "description: T.\neffect: read\ninput:\n  type: object\n  properties: { q: { type: string } }\n  required: [q]\nsteps:\n  - return: '$input'\n",
+		"free":  tool("  - return: '$input'\n"),
+	})
+	prog := compile(t, p)
+	var first string
+	for i := range 3 {
+		for _, in := range []any{nil, map[string]any{}} {
+			_, err := run(t, prog, "needs", in)
+			var ie *interpreter.InputError
+			require.ErrorAs(t, err, &ie, "run %d", i)
+			assert.Contains(t, ie.Msg, "q")
+			if first == "" {
+				first = err.Error()
+			}
+			assert.Equal(t, first, err.Error())
+		}
+		res, err := run(t, prog, "free", nil)
+		require.NoError(t, err)
+		assert.Equal(t, `{}`, string(res.JSON))
+	}
+	_, err := run(t, prog, "needs", map[string]any{"q": 1})
+	require.Error(t, err, "a non-empty input is validated as before")
+	res, err := run(t, prog, "needs", map[string]any{"q": "x"})
+	require.NoError(t, err)
+	assert.Equal(t, `{"q":"x"}`, string(res.JSON))
+}
