@@ -123,6 +123,13 @@ func FuzzCampusPath(f *testing.F) {
 				t.Fatalf("fast path accepts %q, slow path gives %+v, %v", p, slow, err)
 			}
 		}
+		// So does the fast form of an escaped path.
+		if d, ok := escapedPath(p); ok && len(p) > 0 && p[0] == '/' && !strings.HasPrefix(p, "//") {
+			slow, err := normaliseSlow(p)
+			if err != nil || slow.decoded != d || slow.escaped != p || slow.query != "" {
+				t.Fatalf("escaped fast form takes %q as %q, slow path gives %+v, %v", p, d, slow, err)
+			}
+		}
 		// A template interpolation: the escaped value stays one segment.
 		tp := "/api/rooms/" + url.PathEscape(value) + "/free"
 		if tg, ok := checkCampusURL(t, call, tp); ok {
