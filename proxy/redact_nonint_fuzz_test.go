@@ -73,19 +73,20 @@ func guesses(rng *rand.Rand, x, a, b string) []string {
 				continue
 			}
 		}
+		var form string
 		switch rng.IntN(8) {
 		case 0:
-			out = append(out, g)
+			form = g
 		case 1:
-			out = append(out, g+" ...")
+			form = g + " ..."
 		case 2:
-			out = append(out, hex.EncodeToString([]byte(g)))
+			form = hex.EncodeToString([]byte(g))
 		case 3:
-			out = append(out, strings.ToUpper(g))
+			form = strings.ToUpper(g)
 		case 4:
-			out = append(out, reversed(g))
+			form = reversed(g)
 		case 5:
-			out = append(out, url.QueryEscape(g))
+			form = url.QueryEscape(g)
 		default:
 			pre := strings.Repeat("q", rng.IntN(3))
 			if whole := strings.ToLower(pre + g); strings.Contains(whole, strings.ToLower(a)) || strings.Contains(whole, strings.ToLower(b)) {
@@ -95,7 +96,15 @@ func guesses(rng *rand.Rand, x, a, b string) []string {
 				continue
 			}
 			out = append(out, base64.StdEncoding.EncodeToString([]byte(pre+g+"!")))
+			continue
 		}
+		if l := strings.ToLower(form); strings.Contains(l, strings.ToLower(a)) || strings.Contains(l, strings.ToLower(b)) {
+			// The form spells a whole credential as it is (a neighbour
+			// "&573…" escaped is "%26573…", which holds "6573…"): an
+			// echo, not a guess.
+			continue
+		}
+		out = append(out, form)
 	}
 	return out
 }
