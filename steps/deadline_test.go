@@ -16,10 +16,13 @@ import (
 func TestWithDeadline(t *testing.T) {
 	t0 := time.Now()
 	ctx, cancel := WithDeadline(context.Background(), 50*time.Millisecond)
+	t1 := time.Now()
 	defer cancel()
 	dl, ok := ctx.Deadline()
 	require.True(t, ok)
-	assert.WithinDuration(t, t0.Add(50*time.Millisecond), dl, 10*time.Millisecond)
+	if dl.Before(t0.Add(50*time.Millisecond)) || dl.After(t1.Add(50*time.Millisecond)) {
+		t.Fatalf("the deadline %v is not 50ms after the call (%v to %v)", dl, t0, t1)
+	}
 	child, ccancel := WithDeadline(ctx, time.Hour)
 	defer ccancel()
 	if d, _ := child.Deadline(); !d.Equal(dl) {
@@ -35,7 +38,7 @@ func TestWithDeadline(t *testing.T) {
 	}
 	took := time.Since(t0)
 	assert.GreaterOrEqual(t, took, 50*time.Millisecond)
-	assert.Less(t, took, 2*time.Second)
+	assert.Less(t, took, 4*time.Second)
 	assert.Equal(t, context.DeadlineExceeded, ctx.Err())
 	<-child.Done()
 	assert.Equal(t, context.DeadlineExceeded, child.Err(), "a child ends with its parent's deadline")
