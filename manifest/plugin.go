@@ -269,6 +269,9 @@ type Tool struct {
 	UserOnly    bool   `json:"userOnly"`
 	AlwaysAsk   bool   `json:"alwaysAsk"`
 	Serial      bool   `json:"serial"`
+	// Grant is the reference's grant tool (grant: true): its approval
+	// offers once or always. It grants nothing by itself.
+	Grant bool `json:"grant,omitempty"`
 	// Destructive marks a tool that deletes, cancels or overwrites (an
 	// MCP client's destructiveHint); a write that only adds is not.
 	Destructive bool `json:"destructive,omitempty"`

@@ -118,3 +118,22 @@ func TestToolTitleWarning(t *testing.T) {
 	_, l = parseWords(t, "", map[string]string{"crowd": wordsTool})
 	assert.Empty(t, l)
 }
+
+// TestToolDefKeys: a tool written with every boolean key of the
+// reference's ToolDef loads. grant is kept on the tool; onDemand and
+// dayScoped, which mean nothing in a document, are read with a warning
+// at their key (today they were unknown keys, an error).
+func TestToolDefKeys(t *testing.T) {
+	tool := "title: 提醒\ndescription: Remind.\neffect: write\nuntrusted: false\nuserOnly: false\nonDemand: true\ngrant: true\nalwaysAsk: false\nserial: true\ndayScoped: true\nsteps:\n  - return: '1'\n"
+	p, l := parseWords(t, "", map[string]string{"remind": tool})
+	require.NotNil(t, p)
+	require.Len(t, p.Tools, 1)
+	assert.True(t, p.Tools[0].Grant)
+	assert.True(t, p.Tools[0].Serial)
+	assert.Equal(t, []string{
+		"tools/remind.yaml:6:11: warning: onDemand is a key of the reference's bundled tools: a plugin document reads it and nothing follows from it",
+		"tools/remind.yaml:10:12: warning: dayScoped is a key of the reference's bundled tools: a plugin document reads it and nothing follows from it",
+	}, l)
+	_, l = parseWords(t, "", map[string]string{"remind": strings.Replace(tool, "grant: true", "grant: yes please", 1)})
+	assert.Contains(t, strings.Join(l, "\n"), "tools/remind.yaml:7:8:", "grant is a boolean, checked at its value")
+}

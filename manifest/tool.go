@@ -23,6 +23,10 @@ var toolDecl = &yamlx.Decl{Name: "a tool", Title: "A PKU harness tool (tools/NAM
 	{Name: "userOnly", Type: yamlx.Bool{}, Default: false, Doc: "Hidden from the model: only the user may run it."},
 	{Name: "alwaysAsk", Type: yamlx.Bool{}, Default: false, Doc: "Ask before every agent call, whatever the mode."},
 	{Name: "serial", Type: yamlx.Bool{}, Default: false, Doc: "Never runs concurrently with itself."},
+	{Name: "grant", Type: yamlx.Bool{}, Default: false,
+		Doc: "The reference's grant tool: its approval may be answered once or always, and steps read the answer as $grant (here every ask that may become a standing grant offers always)."},
+	{Name: "onDemand", Type: yamlx.Bool{}, Default: false, Doc: "A key of the reference's bundled tools, read and ignored here (with a warning): a document's tools are all listed."},
+	{Name: "dayScoped", Type: yamlx.Bool{}, Default: false, Doc: "A key of the reference's bundled tools, read and ignored here (with a warning)."},
 	{Name: "destructive", Type: yamlx.Bool{}, Default: false,
 		Doc: "It deletes, cancels or overwrites (MCP destructiveHint); a write that only adds is not. Not on read tools."},
 	{Name: "idempotent", Type: yamlx.Bool{}, Default: false,
@@ -98,10 +102,15 @@ func parseTool(b *Block, sc *schemaCompiler, l *diag.List) *Tool {
 	}
 	t := &Tool{Name: b.Name, Doc: d, File: d.File, Pos: d.NodePos(d.Root), Title: cmp.Or(o.String("title"), b.Name),
 		Description: o.String("description"), Effect: Effect(o.String("effect")),
-		Untrusted: o.Bool("untrusted"), UserOnly: o.Bool("userOnly"), AlwaysAsk: o.Bool("alwaysAsk"), Serial: o.Bool("serial"),
+		Untrusted: o.Bool("untrusted"), UserOnly: o.Bool("userOnly"), AlwaysAsk: o.Bool("alwaysAsk"), Serial: o.Bool("serial"), Grant: o.Bool("grant"),
 		Destructive: o.Bool("destructive"), Idempotent: o.Bool("idempotent"), Limits: o.NodeOf("limits")}
 	if o.NodeOf("title") == nil {
 		l.Warnf(t.Pos, "tool %s has no title: the reference requires one; people see the name instead", b.Name)
+	}
+	for _, k := range []string{"onDemand", "dayScoped"} {
+		if n := o.NodeOf(k); n != nil {
+			l.Warnf(d.NodePos(n), "%s is a key of the reference's bundled tools: a plugin document reads it and nothing follows from it", k)
+		}
 	}
 	if t.Destructive && t.Effect == Read {
 		l.Errorf(d.NodePos(o.NodeOf("destructive")), "a read tool cannot be destructive: destructive marks a write that deletes, cancels or overwrites")
