@@ -154,7 +154,48 @@ var exchangeDecl = &yamlx.Decl{Name: "an exchange", Doc: "A recorded request and
 	{Name: "repeat", Type: yamlx.Bool{}, Default: false, Doc: "May answer more than once."},
 }}
 
-var params = yamlx.MapOf{Of: yamlx.Scalar{}}
+// params is a query or form: each parameter's value, or its values in
+// order when it is repeated.
+var params = yamlx.MapOf{Of: paramValues{}}
+
+// paramValues is a parameter's value: a string, number or boolean, or a
+// list of them for a parameter repeated in that order (a=1&a=2 is
+// a: [1, 2]); it decodes to []string.
+type paramValues struct{}
+
+func (paramValues) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
+	var items []*yaml.Node
+	switch {
+	case n != nil && n.Kind == yaml.SequenceNode && len(n.Content) == 0:
+		c.Errorf(n, "%s is an empty list: a repeated parameter lists its values in order (leave out a parameter the request does not have)", what)
+		return nil, false
+	case n != nil && n.Kind == yaml.SequenceNode:
+		items = n.Content
+	default:
+		items = []*yaml.Node{n}
+	}
+	out := make([]string, 0, len(items))
+	ok := true
+	for _, x := range items {
+		if x == nil || x.Kind != yaml.ScalarNode || x.Tag == "!!null" {
+			if x != n {
+				c.Errorf(x, "%s must list strings, numbers or booleans, not %s", what, yamlx.Describe(x))
+			} else {
+				c.Errorf(x, "%s must be a string, number or boolean, or a list of them for a repeated parameter, not %s", what, yamlx.Describe(x))
+			}
+			ok = false
+			continue
+		}
+		out = append(out, x.Value)
+	}
+	return out, ok
+}
+
+func (paramValues) Schema(g *yamlx.Gen) map[string]any {
+	one := yamlx.Scalar{}.Schema(g)
+	return map[string]any{"oneOf": []any{one, map[string]any{"type": "array", "items": yamlx.Scalar{}.Schema(g), "minItems": 1}}}
+}
+func (paramValues) Name() string { return "string, number or boolean, or a list of them" }
 
 var requestDecl = &yamlx.Decl{Name: "request", Schema: map[string]any{"not": map[string]any{"required": []any{"service", "origin"}}},
 	Fields: []yamlx.Field{
@@ -165,8 +206,8 @@ var requestDecl = &yamlx.Decl{Name: "request", Schema: map[string]any{"not": map
 			Doc: "The HTTP method."},
 		{Name: "path", Type: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^/[^?#]*$"}}, Required: true, Need: "the query goes in query",
 			Doc: "Exact; the query goes in query."},
-		{Name: "query", Type: params, Doc: "The exact set of parameters (besides those the catalogue adds)."},
-		{Name: "form", Type: params, Doc: "The form body must be exactly this."},
+		{Name: "query", Type: params, Doc: "The exact set of parameters (besides those the catalogue adds); a list is the parameter repeated, in that order."},
+		{Name: "form", Type: params, Doc: "The form body must be exactly this; a list is the field repeated, in that order."},
 		{Name: "json", Type: yamlx.Any{}, Doc: "The JSON body must equal this."},
 		{Name: "session", Type: yamlx.Bool{}, Doc: "true: the request carries the case's session; false: no session value at all (campus requests only)."},
 	}}
@@ -535,7 +576,8 @@ func (ps *parser) parseRequest(o *yamlx.Obj, n *yaml.Node, e *Exchange) bool {
 	return good
 }
 
-// values is a query or form mapping as url.Values (nil: absent).
+// values is a query or form mapping as url.Values (nil: absent), a
+// repeated parameter's values in their order.
 func values(o *yamlx.Obj, key string) url.Values {
 	entries, ok := o.Value(key).([]yamlx.Entry)
 	if !ok {
@@ -543,7 +585,8 @@ func values(o *yamlx.Obj, key string) url.Values {
 	}
 	out := url.Values{}
 	for _, e := range entries {
-		out.Add(e.Key, e.Value.(string))
+		vs, _ := e.Value.([]string)
+		out[e.Key] = append(out[e.Key], vs...)
 	}
 	return out
 }

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,7 +182,8 @@ func (r *replay) match(t target, method, path string, q url.Values) int {
 }
 
 // sameQuery compares the recorded query with the request's, ignoring the
-// service's fixed parameters unless the recording lists them.
+// service's fixed parameters unless the recording lists them. A repeated
+// parameter's values compare in order (a: [1, 2] is a=1&a=2, not a=2&a=1).
 func sameQuery(want, got url.Values, fixed map[string]string) bool {
 	g := url.Values{}
 	for k, v := range got {
@@ -197,17 +198,8 @@ func sameQuery(want, got url.Values, fixed map[string]string) bool {
 		return false
 	}
 	for k, wv := range want {
-		gv, ok := g[k]
-		if !ok || len(gv) != len(wv) {
+		if gv, ok := g[k]; !ok || !slices.Equal(wv, gv) {
 			return false
-		}
-		a, b := append([]string(nil), wv...), append([]string(nil), gv...)
-		sort.Strings(a)
-		sort.Strings(b)
-		for i := range a {
-			if a[i] != b[i] {
-				return false
-			}
 		}
 	}
 	return true

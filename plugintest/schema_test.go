@@ -92,7 +92,10 @@ func TestSchemaRefusesBadTests(t *testing.T) {
 		`{cases: [{tool: a, expect: {kv: {}}}]}`,
 		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a}}]}]}`,
 		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: "/a?b=1"}, response: {}}]}]}`,
-		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a, query: {p: [1]}}, response: {}}]}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a, query: {p: []}}, response: {}}]}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a, query: {p: [[1]]}}, response: {}}]}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a, query: {p: {q: 1}}}, response: {}}]}]}`,
+		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a, form: {p: [null]}}, response: {}}]}]}`,
 		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a}, response: {status: 99}}]}]}`,
 		`{cases: [{tool: a, expect: {output: 1}, exchanges: [{request: {path: /a}, response: {json: 1, body: x}}]}]}`,
 		`{secrets: {card: {cookies: {a: "ab"}}}, cases: [{tool: a, expect: {output: 1}}]}`,
@@ -101,7 +104,7 @@ func TestSchemaRefusesBadTests(t *testing.T) {
 		assert.Error(t, s.Validate(yamlJSON(t, []byte(text))), text)
 	}
 	ok := `{trust: official, secrets: {card: {cookies: {a: "abcd"}}}, cases: [{name: n, tool: a, input: {x: 1}, actor: agent,
-  approve: false, exchanges: [{request: {service: card, method: POST, path: /a, query: {p: 1, q: x}, form: {f: true}, session: true},
+  approve: false, exchanges: [{request: {service: card, method: POST, path: /a, query: {p: 1, q: x, r: [1, b]}, form: {f: true, g: [x, x]}, session: true},
   response: {status: 302, headers: {Location: /login}, body: "<p>", charset: gbk}, repeat: true}],
   expect: {status: login_required, jq: [.ok, {expr: .n, equals: 2}], kv: {k: null}}}]}`
 	assert.NoError(t, s.Validate(yamlJSON(t, []byte(ok))))

@@ -228,11 +228,20 @@ func exchangeNode(e *Exchange, sc *scrubber) (*yaml.Node, error) {
 		m := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
 		keys := make(map[string]any, len(v))
 		for _, k := range sortedKeys(v) {
-			if len(v[k]) != 1 {
-				return nil, fmt.Errorf("the request %s %s%s repeats the %s parameter %q, which a test case cannot hold", e.Method, e.Origin, e.Path, x.key, k)
+			keys[k] = true
+			switch vs := v[k]; len(vs) {
+			case 0: // (a url.Values may hold a name with no value: no parameter on the wire)
+				delete(keys, k)
+			case 1:
+				m.Content = append(m.Content, str(k), str(vs[0]))
+			default:
+				// A repeated parameter: its values in the order sent.
+				seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+				for _, x := range vs {
+					seq.Content = append(seq.Content, str(x))
+				}
+				m.Content = append(m.Content, str(k), seq)
 			}
-			keys[k] = v[k][0]
-			m.Content = append(m.Content, str(k), str(v[k][0]))
 		}
 		if !yamlSafe(keys, 0) {
 			return nil, fmt.Errorf("the request %s %s%s has %s parameter names a test file cannot hold", e.Method, e.Origin, e.Path, x.key)
