@@ -146,34 +146,51 @@ func TestJQChecksReachEveryConstruct(t *testing.T) {
 // queryFields lists every field of gojq's AST types (from Query down)
 // whose value can hold a query, as "Type.Field".
 func queryFields() []string {
-	queryT := reflect.TypeFor[gojq.Query]()
-	reach := map[reflect.Type]bool{}
-	var out []string
-	var holds func(reflect.Type) bool
-	holds = func(t reflect.Type) bool {
+	elem := func(t reflect.Type) reflect.Type {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct {
-			return false
+		return t
+	}
+	// Every struct type below Query.
+	queryT := reflect.TypeFor[gojq.Query]()
+	var types []reflect.Type
+	seen := map[reflect.Type]bool{}
+	var find func(reflect.Type)
+	find = func(t reflect.Type) {
+		t = elem(t)
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
 		}
-		if r, seen := reach[t]; seen {
-			return r || t == queryT
-		}
-		reach[t] = false // while it is walked (a cycle reaches Query)
-		r := t == queryT
+		seen[t] = true
+		types = append(types, t)
 		for i := range t.NumField() {
-			if holds(t.Field(i).Type) {
-				r = true
+			find(t.Field(i).Type)
+		}
+	}
+	find(queryT)
+	// Which of them hold a query, to a fixed point (the types are cyclic).
+	holds := map[reflect.Type]bool{queryT: true}
+	for changed := true; changed; {
+		changed = false
+		for _, t := range types {
+			for i := range t.NumField() {
+				if !holds[t] && holds[elem(t.Field(i).Type)] {
+					holds[t], changed = true, true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, t := range types {
+		for i := range t.NumField() {
+			if holds[elem(t.Field(i).Type)] {
 				out = append(out, t.Name()+"."+t.Field(i).Name)
 			}
 		}
-		reach[t] = r
-		return r
 	}
-	holds(queryT)
 	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // holeFields are the fields on the path from a program's root to each
@@ -227,6 +244,9 @@ func TestJQConstructsCoverTheAST(t *testing.T) {
 	fields := queryFields()
 	require.Contains(t, fields, "PatternObject.KeyQuery")
 	require.Contains(t, fields, "Reduce.Patterns")
+	require.Contains(t, fields, "Pattern.Array")
+	require.Contains(t, fields, "PatternObject.Val")
+	require.Contains(t, fields, "Unary.Term")
 	var missing []string
 	for _, f := range fields {
 		if !covered[f] {
