@@ -165,7 +165,7 @@ func recordTool(ctx context.Context, app *App, path, toolName string, f *recordF
 		return Exitf(ExitFailed, "tool %q does not compile", toolName)
 	}
 	call := host.Call{Tool: toolName, Input: d.Input, Checked: true, Trust: registry.Trust(f.trust),
-		Actor: registry.Actor(f.actor), Turn: callerTurn(f.actor, f.tainted)}
+		Actor: registry.Actor(f.actor), Turn: callerTurn(f.actor, f.tainted), Grant: string(d.Grant)}
 	if prefsNeeded(p) && h.Home() != "" {
 		home := &registry.HomeStore{Dir: h.Home()}
 		if call.Prefs, err = home.Prefs(registry.PrefsKey(p.ID, call.Trust)); err != nil {
@@ -176,7 +176,7 @@ func recordTool(ctx context.Context, app *App, path, toolName string, f *recordF
 		call.Trace, call.TraceMode = app.Stderr, traceMode
 	}
 	opts := plugintest.RecordOptions{Name: f.name, Actor: f.actor, Trust: f.trust, Tainted: f.tainted, Now: &now}
-	if f.approve.yes() && d.Ask {
+	if d.Grant != "" { // the user was asked (the decision has settled the ask by now)
 		yes := true
 		opts.Approve = &yes
 	}

@@ -69,3 +69,24 @@ func TestRecordRefusals(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(b), "# Recorded by harness record"))
 }
+
+// An agent's call that asks, recorded with --approve, writes a case that
+// says the user approved, so that it replays (it could not be recorded:
+// the case lacked approve and its replay was refused).
+func TestRecordApprovedAsk(t *testing.T) {
+	dir := writeDoc(t, t.TempDir(), map[string]string{
+		"PLUGIN.md":       recDoc,
+		"tools/note.yaml": "title: 记下\ndescription: Notes a thing.\neffect: write\nsteps:\n  - return: '{noted: true, grant: $grant}'\n",
+	})
+	env := map[string]string{"HARNESS_HOME": t.TempDir()}
+	code, _, errs := runCLI(t, env, "record", dir, "note", "--actor", "agent")
+	assert.Equal(t, 3, code, "without --approve the ask is refused: %s", errs)
+	code, _, errs = runCLI(t, env, "record", dir, "note", "--actor", "agent", "--approve")
+	require.Equal(t, 0, code, errs)
+	b, err := os.ReadFile(filepath.Join(dir, "tests", "note.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "approve: true")
+	assert.Contains(t, string(b), "grant: once")
+	code, out, errs := runCLI(t, env, "test", dir)
+	assert.Equal(t, 0, code, "the recorded case replays: %s%s", out, errs)
+}
