@@ -529,7 +529,7 @@ func (h *handoffs) url(s string, depth int) {
 		}
 	}
 	h.path(path, depth)
-	h.params(rest, depth, func(r rune) bool { return r == '?' || r == '&' || r == ';' || r == '#' })
+	h.params(rest, depth, &querySeps)
 }
 
 // path takes ticket-shaped segments and segment parameters of a path.
@@ -540,29 +540,72 @@ func (h *handoffs) path(p string, depth int) {
 			h.add(d, false)
 		}
 		if params != "" {
-			h.params(params, depth, func(r rune) bool { return r == ';' })
+			h.params(params, depth, &segmentSeps)
 		}
 	}
 }
 
 // params takes k=v pairs and bare values of a query, a fragment or a
-// header value, split where sep says.
-func (h *handoffs) params(s string, depth int, sep func(rune) bool) {
-	for part := range strings.FieldsFuncSeq(s, sep) {
-		k, v, eq := strings.Cut(part, "=")
-		if !eq {
-			if strings.HasPrefix(part, "/") {
-				h.path(part, depth) // a fragment route
-				continue
-			}
-			if d := unescapeValue(part); ticketShaped(d) {
-				h.add(d, false)
-			}
-			continue
+// header value, split at the bytes of sep (all ASCII: a byte of a UTF-8
+// sequence is never one, so this is strings.FieldsFunc at those runes).
+func (h *handoffs) params(s string, depth int, sep *byteSet) {
+	for i := 0; i < len(s); {
+		part, next := nextField(s, i, sep)
+		if part != "" {
+			h.param(part, depth)
 		}
-		h.value(strings.TrimSpace(k), strings.Trim(v, " \t\"'"), depth)
+		i = next
 	}
 }
+
+// nextField is the field of s at or after i (between bytes of sep) and
+// where to look for the next one; "" when only separators are left.
+func nextField(s string, i int, sep *byteSet) (string, int) {
+	for i < len(s) && sep[s[i]] {
+		i++
+	}
+	j := i
+	for j < len(s) && !sep[s[j]] {
+		j++
+	}
+	return s[i:j], j
+}
+
+// param takes one field of params.
+func (h *handoffs) param(part string, depth int) {
+	k, v, eq := strings.Cut(part, "=")
+	if !eq {
+		if strings.HasPrefix(part, "/") {
+			h.path(part, depth) // a fragment route
+			return
+		}
+		if d := unescapeValue(part); ticketShaped(d) {
+			h.add(d, false)
+		}
+		return
+	}
+	h.value(strings.TrimSpace(k), strings.Trim(v, " \t\"'"), depth)
+}
+
+// byteSet marks the bytes a text is split at.
+type byteSet [256]bool
+
+func bytesOf(s string) (b byteSet) {
+	for i := 0; i < len(s); i++ {
+		b[s[i]] = true
+	}
+	return b
+}
+
+// The separators of a query or fragment, of a path segment's parameters,
+// of a meta refresh's content, and of any header value (a Refresh's
+// "0; url=…", a Link's "<…?ticket=…>; rel=next", "a=…, b=…").
+var (
+	querySeps   = bytesOf("?&;#")
+	segmentSeps = bytesOf(";")
+	refreshSeps = bytesOf("; ?&#")
+	headerSeps  = bytesOf("?&;#,<>\"' \t")
+)
 
 // ticketShaped reports whether a value nothing names could be a ticket or
 // token: long, of token characters only, with letters and digits.
@@ -630,10 +673,7 @@ func (c *Call) absorbHandoffHeaders(t *target, hdr http.Header) error {
 			}
 			// Every header also as parameters: "0; url=/x?token=…",
 			// "<https://…?ticket=…>; rel=next", "a=…, b=…".
-			h.params(v, 0, func(r rune) bool {
-				return r == '?' || r == '&' || r == ';' || r == '#' || r == ',' || r == '<' || r == '>' ||
-					r == '"' || r == '\'' || r == ' ' || r == '\t'
-			})
+			h.params(v, 0, &headerSeps)
 		}
 	}
 	return c.registerHandoffs(h)
@@ -765,7 +805,7 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 	h := &handoffs{c: c, t: t, seen: seen[:0]}
 	if containsAny(body, refreshWords) {
 		for _, m := range metaRefreshRE.FindAllString(s, 64) {
-			h.params(attr(contentAttrRE, m), 0, func(r rune) bool { return r == ';' || r == ' ' || r == '?' || r == '&' || r == '#' })
+			h.params(attr(contentAttrRE, m), 0, &refreshSeps)
 		}
 	}
 	if containsAny(body, navWords) {
