@@ -143,6 +143,7 @@ type Document struct {
 	h       *Host
 	p       *manifest.Plugin
 	prog    *interpreter.Program
+	grants  *proxy.Grants                   // the document's access, compiled for the host's proxy
 	unknown map[string]*UnknownServiceError // by tool
 }
 
@@ -152,7 +153,7 @@ type Document struct {
 // service the catalogue lacks compiles, and fails when it is run.
 func (h *Host) Load(p *manifest.Plugin) (*Document, diag.List) {
 	prog, l := interpreter.Compile(p, interpreter.WithAuthHeaders(h.authHeaders), interpreter.WithClock(h.clock))
-	d := &Document{h: h, p: p, prog: prog}
+	d := &Document{h: h, p: p, prog: prog, grants: h.px.Grants(p.ID, p.Access)}
 	for _, name := range prog.Tools() {
 		for _, u := range prog.ServiceUses(name) {
 			if _, ok := h.cat[u.Service]; !ok {
@@ -229,7 +230,7 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 	if e := d.unknown[c.Tool]; e != nil {
 		return interpreter.Result{}, e
 	}
-	call := d.h.px.NewCall(d.p.ID, d.p.Access)
+	call := d.grants.NewCall()
 	var road steps.Transport = call
 	if c.Wrap != nil {
 		road = c.Wrap(call)

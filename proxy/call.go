@@ -85,30 +85,37 @@ type Call struct {
 // NewCall starts a tool call of a plugin with the document's declared
 // access. A web origin that is a campus host is never granted.
 func (p *Proxy) NewCall(pluginID string, access manifest.Access) *Call {
-	// The web origins and the jar are made when first written: most
-	// calls have neither.
-	c := &Call{
-		p:      p,
-		plugin: pluginID,
-		campus: make(map[string]*grant, len(access.Campus)),
-		sem:    make(chan struct{}, p.lim.CallConcurrency),
-	}
+	return p.Grants(pluginID, access).NewCall()
+}
+
+// Grants is a document's declared access compiled for a proxy once (the
+// campus services and their path prefixes, the canonical web origins), for
+// any number of calls: a host compiles it when it loads the document.
+type Grants struct {
+	p        *Proxy
+	plugin   string
+	services []string // the declared campus services, in declaration order
+	campus   map[string]*grant
+	web      map[string]bool // canonical origins; nil when none
+}
+
+// Grants compiles a plugin's declared access for NewCall.
+func (p *Proxy) Grants(pluginID string, access manifest.Access) *Grants {
+	g := &Grants{p: p, plugin: pluginID, campus: make(map[string]*grant, len(access.Campus))}
 	for _, ca := range access.Campus {
-		g := c.campus[ca.Service]
-		if g == nil {
-			g = &grant{}
-			c.campus[ca.Service] = g
+		gr := g.campus[ca.Service]
+		if gr == nil {
+			gr = &grant{}
+			g.campus[ca.Service] = gr
+			g.services = append(g.services, ca.Service)
 		}
 		if len(ca.Paths) == 0 {
-			g.any = true
+			gr.any = true
 		}
 		for _, path := range ca.Paths {
 			if cp, err := normalisePath(path); err == nil && cp.query == "" {
-				g.prefixes = append(g.prefixes, cp.decoded)
+				gr.prefixes = append(gr.prefixes, cp.decoded)
 			}
-		}
-		if ss, ok := p.keys.Get(ca.Service); ok && !p.services[ca.Service].signed(ss) {
-			p.addSecrets(ss)
 		}
 	}
 	for _, o := range access.Web {
@@ -126,12 +133,26 @@ func (p *Proxy) NewCall(pluginID string, access manifest.Access) *Call {
 		if p.isCampusHost(host, port) {
 			continue
 		}
-		if c.web == nil {
-			c.web = map[string]bool{}
+		if g.web == nil {
+			g.web = map[string]bool{}
 		}
-		c.web[makeOrigin(o.Scheme, host, port).str] = true
+		g.web[makeOrigin(o.Scheme, host, port).str] = true
 	}
-	return c
+	return g
+}
+
+// NewCall starts a tool call under the grants: its own cookie jar and
+// counters; the grants are shared, read only. The declared services'
+// stored sessions are registered with the redactor first.
+func (g *Grants) NewCall() *Call {
+	p := g.p
+	for _, name := range g.services {
+		if ss, ok := p.keys.Get(name); ok && !p.services[name].signed(ss) {
+			p.addSecrets(ss)
+		}
+	}
+	// The jar is made when first written: most calls have none.
+	return &Call{p: p, plugin: g.plugin, campus: g.campus, web: g.web, sem: make(chan struct{}, p.lim.CallConcurrency)}
 }
 
 // Requests reports how many requests the call has made.
