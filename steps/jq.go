@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"regexp/syntax"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -212,6 +214,9 @@ func (q *JQ) Bool(ctx context.Context, f *Frame, v any) (bool, error) {
 	return r != nil && r != false, nil
 }
 
+// maxErrorBytes bounds the message of a jq error that leaves the program.
+const maxErrorBytes = 4096
+
 func jqError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -219,6 +224,15 @@ func jqError(ctx context.Context, err error) error {
 	var he interface{ Value() any }
 	if errors.As(err, &he) {
 		if s, ok := he.Value().(string); ok {
+			// error("x" * 8e6) would carry megabytes past the
+			// output limit: a long message keeps its start.
+			if len(s) > maxErrorBytes {
+				cut := maxErrorBytes
+				for cut > 0 && !utf8.RuneStart(s[cut]) {
+					cut--
+				}
+				return fmt.Errorf("jq error: %s … (the message's %d bytes were cut to %d)", s[:cut], len(s), cut)
+			}
 			return fmt.Errorf("jq error: %s", s)
 		}
 		if v := he.Value(); v != nil {
@@ -428,18 +442,80 @@ var regexFuncs = map[string]map[int][2]int{
 	"split":   {2: {0, 1}},
 	"sub":     {2: {0, -1}, 3: {0, 2}},
 	"gsub":    {2: {0, -1}, 3: {0, 2}},
+	"test":    {1: {0, -1}, 2: {0, 1}},
 }
 
 // regexWork bounds matches times the string's length in characters for one
 // call of a regexFuncs builtin.
 const regexWork = 1 << 26
 
-// reOK is _h_reok: whether a regexFuncs call on s stays within regexWork.
-// It counts the matches with the regexp as gojq compiles it (an invalid
-// one passes, and gojq reports it).
-func reOK(v any, re, flags any, name any) any {
+// Bounds of the regular expressions a jq program uses. Go's matcher takes
+// time up to the compiled expression's size times the string's length (a
+// regexp of 40,000 characters ran 11 s on a string of 20,000), in one call
+// the deadline cannot interrupt, so that product is bounded by
+// regexInstWork; and gojq keeps every regexp a program has compiled for as
+// long as the program lives (every later run included), so a program may
+// use at most maxRegexps different ones, of maxRegexpBytes each and
+// maxRegexpTotal in all.
+const (
+	regexInstWork  = 1 << 28
+	maxRegexpBytes = 16 << 10
+	maxRegexps     = 1024
+	maxRegexpTotal = 64 << 10
+)
+
+// regexps is what a compiled program has seen of regexps: the size of each
+// one's compiled form (gojq's flags applied), and their total length.
+type regexps struct {
+	mu    sync.Mutex
+	insts map[[2]string]int
+	bytes int
+}
+
+// size is the number of instructions of rs compiled with gojq's flags (0
+// when it does not compile: gojq reports it), or an error when the program
+// may not use one more regexp.
+func (r *regexps) size(rs, fs string) (int, error) {
+	if len(rs) > maxRegexpBytes {
+		return 0, fmt.Errorf("a regular expression is %d bytes, more than %d", len(rs), maxRegexpBytes)
+	}
+	key := [2]string{rs, fs}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n, ok := r.insts[key]; ok {
+		return n, nil
+	}
+	if len(r.insts) >= maxRegexps || r.bytes+len(rs) > maxRegexpTotal {
+		return 0, fmt.Errorf("a jq program may use at most %d different regular expressions, of %d bytes in all (gojq keeps each one compiled)", maxRegexps, maxRegexpTotal)
+	}
+	if r.insts == nil {
+		r.insts = map[[2]string]int{}
+	}
+	src := rs
+	if strings.ContainsRune(fs, 'i') {
+		src = "(?i)" + src
+	}
+	if strings.ContainsRune(fs, 'm') {
+		src = "(?s)" + src
+	}
+	n := 0
+	if re, err := syntax.Parse(src, syntax.Perl); err == nil {
+		if prog, err := syntax.Compile(re.Simplify()); err == nil {
+			n = len(prog.Inst)
+		}
+	}
+	r.insts[key] = n
+	r.bytes += len(rs)
+	return n, nil
+}
+
+// reOK is _h_reok: whether a regexFuncs call on s stays within the bounds:
+// its regexp's size times the string's length within regexInstWork, and
+// (for the builtins that list every match) its matches times the string's
+// length within regexWork. An invalid regexp passes, and gojq reports it.
+func (r *regexps) reOK(v any, re, flags any, name any) any {
 	s, ok := v.(string)
-	if !ok || len(s) < 1024 {
+	if !ok {
 		return true
 	}
 	if a, ok := re.([]any); ok && len(a) == 2 {
@@ -450,6 +526,17 @@ func reOK(v any, re, flags any, name any) any {
 		return true
 	}
 	fs, _ := flags.(string)
+	insts, err := r.size(rs, fs)
+	if err != nil {
+		return err
+	}
+	n := utf8.RuneCountInString(s)
+	if insts*(n+1) > regexInstWork {
+		return &LimitError{Limit: "jqWork", Max: JQWork, What: fmt.Sprintf("%v with a regular expression of %d instructions on a string of %d characters", name, insts, n)}
+	}
+	if len(s) < 1024 {
+		return true
+	}
 	switch name {
 	case "scan", "splits", "split", "gsub":
 	default:
@@ -463,13 +550,12 @@ func reOK(v any, re, flags any, name any) any {
 	if strings.ContainsRune(fs, 'm') {
 		rs = "(?s)" + rs
 	}
-	r, err := regexp.Compile(rs)
+	c, err := regexp.Compile(rs)
 	if err != nil {
 		return true
 	}
-	n := utf8.RuneCountInString(s)
 	most := regexWork / n
-	if len(r.FindAllStringIndex(s, most+1)) > most {
+	if len(c.FindAllStringIndex(s, most+1)) > most {
 		return fmt.Errorf("%v on a string of %d characters would find more than %d matches (use the regex step for long texts)", name, n, most)
 	}
 	return true
@@ -521,6 +607,7 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 			return ok(gojq.Compare(a[0], a[1]))
 		})
 	}
+	res := &regexps{} // one per compiled program: gojq's cache is
 	clock := lim.Clock
 	if clock == nil {
 		clock = time.Now
@@ -559,7 +646,39 @@ func (lim *Limits) jqOptions() []gojq.CompilerOption {
 			}
 			return true
 		}),
-		gojq.WithFunction("_h_reok", 3, 3, func(v any, a []any) any { return reOK(v, a[0], a[1], a[2]) }),
+		gojq.WithFunction("_h_reok", 3, 3, func(v any, a []any) any { return res.reOK(v, a[0], a[1], a[2]) }),
+		gojq.WithFunction("_h_keys", 1, 1, func(v any, a []any) any {
+			// The keys of sort_by, group_by, ..., as a whole: the
+			// builtin compares them in one call (twice the bound of
+			// sort's input: each key is wrapped in an array).
+			if err := checkValue(v, maxDepth, 8*maxStr); err != nil {
+				var le *LimitError
+				if errors.As(err, &le) {
+					le.What = fmt.Sprintf("the keys %v compares: %s", a[0], le.What)
+				}
+				return err
+			}
+			return v
+		}),
+		gojq.WithFunction("_h_bessel", 3, 3, func(_ any, a []any) any {
+			name, _ := a[0].(string)
+			return bessel(name, a[1], a[2])
+		}),
+		gojq.WithFunction("_h_fromjson", 0, 0, func(v any, _ []any) any {
+			s, ok := v.(string)
+			if !ok {
+				return runOne(fromjsonCode, v) // gojq's own error
+			}
+			w, err := DecodeJSON([]byte(s), maxDepth)
+			var le *LimitError
+			if errors.As(err, &le) {
+				return err
+			}
+			if err != nil {
+				return runOne(fromjsonCode, v) // gojq's own message
+			}
+			return w
+		}),
 		gojq.WithFunction("_h_numok", 0, 0, func(v any, _ []any) any {
 			// tonumber parses a long integer exactly, in time quadratic
 			// in its length that no deadline interrupts.
@@ -602,6 +721,13 @@ func mustCode(src string) *gojq.Code {
 		panic(err)
 	}
 	return c
+}
+
+var fromjsonCode = mustCode("fromjson")
+
+func runOne(c *gojq.Code, v any) any {
+	r, _ := c.Run(v).Next()
+	return r
 }
 
 func runPair(c *gojq.Code, l, r any) any {

@@ -42,6 +42,10 @@ var ordinaryJQ = []string{
 	`[[1,"a"],[2,"b"]] | map(@csv), (.[0] | @tsv), ([.[][1]] | join(",")), (tostream | select(length == 2) | .[1])`,
 	`{"a":{"b":[1,2,3]}} | .a.b[1:] = [9], (.a.b |= map(. * 10)), (.a.b[0] += 1), (.a.b -= [2]), (.a.b[2] //= 7)`,
 	`{"a":[1,2]} | walk(if type == "number" then . + 1 else . end)`, `[1,[2,[3]]] | flatten, flatten(1)`, `[1,2,3] | bsearch(2)`,
+	`[{"a":2,"b":1},{"a":1,"b":2},{"a":2,"b":3}] | sort_by(.a), sort_by(.a, -.b), group_by(.a), unique_by(.a), min_by(.a), max_by(.b)`,
+	`"[1,{\"a\":2.5,\"b\":[true,null]}]" | fromjson, ("123456789012345678901234567890" | fromjson | tostring), ([1, "x"] | tojson | fromjson)`,
+	`"aBc" | test("b"), test("B"; "i"), test(["B", "i"]), test("x"), [match("(?<l>[a-z])"; "g") | .captures[0].name]`,
+	`[jn(2; 1.5), yn(1; 2), jn(0; 0)] | map(. * 1000 | floor)`,
 }
 
 func runAll(t *testing.T, src string, hardened bool) string {

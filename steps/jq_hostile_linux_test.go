@@ -118,41 +118,52 @@ func TestHostileJQ(t *testing.T) {
 		t.Skip("runs child processes")
 	}
 	for _, h := range hostileJQ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHostileJQChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), hostileEnv+"="+h.src)
-		heap, deadline := steps.DefaultLimits().HeapBytes, hostileDeadline
-		if h.short {
-			deadline = shortDeadline
-			cmd.Env = append(cmd.Env, hostileEnv+"_SHORT=1")
-		}
-		if h.heap > 0 {
-			heap, deadline = h.heap, 4*hostileDeadline
-			cmd.Env = append(cmd.Env, fmt.Sprintf("%s_HEAP=%d", hostileEnv, h.heap))
-		}
-		limit := heap + 256<<20
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		start := time.Now()
-		err := cmd.Run()
-		took := time.Since(start)
-		require.NoError(t, err, "%s\n%s", h.src, out.String())
-		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
-		msg := out.String()
-		// The call's own time, from its start to its error (the
-		// process's start is not the engine's to bound).
-		var ran time.Duration
-		if j := strings.Index(msg, "TOOK: "); j >= 0 {
-			n, err := strconv.ParseInt(strings.TrimSpace(strings.SplitN(msg[j+len("TOOK: "):], "\n", 2)[0]), 10, 64)
-			require.NoError(t, err)
-			ran = time.Duration(n)
-		}
-		i := strings.Index(msg, "RESULT: ")
-		require.GreaterOrEqual(t, i, 0, "%s\n%s", h.src, msg)
-		msg = strings.TrimSpace(strings.SplitN(msg[i+len("RESULT: "):], "\n", 2)[0])
-		t.Logf("%5.2fs (process %5.2fs) %5d MiB  %s", ran.Seconds(), took.Seconds(), rss>>20, h.src)
-		assert.Contains(t, msg, h.err, h.src)
-		assert.Positive(t, ran, h.src)
-		assert.Less(t, ran, deadline+time.Second, "%s: %s", h.src, msg)
-		assert.Less(t, rss, limit, "%s: peak resident memory", h.src)
+		runHostile(t, h.src, h.err, h.heap, h.short)
 	}
+}
+
+// runHostile runs src as a document's jq in a child process (this test
+// binary again, TestHostileJQChild) with the default limits and an 8 s
+// deadline (2 s when short; a 32 s one when heap sets a smaller heap
+// limit), and asserts that it ends in an error holding want, within the
+// deadline plus 1 s, with a peak resident memory under the heap limit plus
+// 256 MiB.
+func runHostile(t *testing.T, src, want string, heapLimit int64, short bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileJQChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), hostileEnv+"="+src)
+	heap, deadline := steps.DefaultLimits().HeapBytes, hostileDeadline
+	if short {
+		deadline = shortDeadline
+		cmd.Env = append(cmd.Env, hostileEnv+"_SHORT=1")
+	}
+	if heapLimit > 0 {
+		heap, deadline = heapLimit, 4*hostileDeadline
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s_HEAP=%d", hostileEnv, heapLimit))
+	}
+	limit := heap + 256<<20
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	require.NoError(t, err, "%s\n%s", src, out.String())
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	msg := out.String()
+	// The call's own time, from its start to its error (the
+	// process's start is not the engine's to bound).
+	var ran time.Duration
+	if j := strings.Index(msg, "TOOK: "); j >= 0 {
+		n, err := strconv.ParseInt(strings.TrimSpace(strings.SplitN(msg[j+len("TOOK: "):], "\n", 2)[0]), 10, 64)
+		require.NoError(t, err)
+		ran = time.Duration(n)
+	}
+	i := strings.Index(msg, "RESULT: ")
+	require.GreaterOrEqual(t, i, 0, "%s\n%s", src, msg)
+	msg = strings.TrimSpace(strings.SplitN(msg[i+len("RESULT: "):], "\n", 2)[0])
+	t.Logf("%5.2fs (process %5.2fs) %5d MiB  %s", ran.Seconds(), took.Seconds(), rss>>20, src)
+	assert.Contains(t, msg, want, src)
+	assert.Positive(t, ran, src)
+	assert.Less(t, ran, deadline+time.Second, "%s: %s", src, msg)
+	assert.Less(t, rss, limit, "%s: peak resident memory", src)
 }
