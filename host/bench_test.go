@@ -56,7 +56,7 @@ func pairServer(b *testing.B) string {
 	return srv.URL
 }
 
-func pairDoc(b *testing.B, origin string) *host.Document {
+func pairDoc(b *testing.B, origin string) (*host.Document, *manifest.Plugin) {
 	fs := manifest.Files{
 		"PLUGIN.md": []byte("---\nid: t\nname: T\ndescription: A test document.\nversion: 1.0.0\naccess:\n  campus: [portal]\n---\nInstructions.\n"),
 		"tools/rooms.yaml": []byte("description: T.\neffect: read\ninput:\n  type: object\n  properties: { building: { type: string } }\n  required: [building]\nsteps:\n" +
@@ -72,26 +72,47 @@ func pairDoc(b *testing.B, origin string) *host.Document {
 	if l.HasErrors() {
 		b.Fatal(l.Err())
 	}
-	h := host.New(host.Config{
-		Catalogue: proxy.Builtin().Merge(proxy.Catalogue{"portal": &proxy.Service{Name: "portal", Origin: origin, Auth: proxy.Auth{Cookies: []string{"JSESSIONID"}}}}),
-		Keystore:  proxy.MemKeystore(proxy.Secrets{"portal": {Cookies: map[string]string{"JSESSIONID": "s3cr3t-session"}}}),
-	})
+	cat, keys := pairCampus(origin)
+	h := host.New(host.Config{Catalogue: cat, Keystore: keys})
 	d, l := h.Load(p)
 	if l.HasErrors() {
 		b.Fatal(l.Err())
 	}
-	return d
+	return d, p
+}
+
+// pairCampus is the pair's catalogue and keystore: one service, one
+// session cookie.
+func pairCampus(origin string) (proxy.Catalogue, proxy.Keystore) {
+	return proxy.Builtin().Merge(proxy.Catalogue{"portal": &proxy.Service{Name: "portal", Origin: origin, Auth: proxy.Auth{Cookies: []string{"JSESSIONID"}}}}),
+		proxy.MemKeystore(proxy.Secrets{"portal": {Cookies: map[string]string{"JSESSIONID": "s3cr3t-session"}}})
 }
 
 // handwritten is the same two tools in plain Go: net/http with the
-// session cookie, encoding/json and gojq, goquery.
+// session cookie, encoding/json and gojq, goquery. With px set, its
+// request goes through the proxy instead, as a hand-written Go tool of a
+// host must (the proxy is the only road to a campus service, and only it
+// holds the session): that pair measures the interpreter alone.
 type handwritten struct {
 	origin string
 	client *http.Client
 	code   *gojq.Code
+	px     *proxy.Proxy
+	access manifest.Access
 }
 
 func (h *handwritten) get(path string, query url.Values) ([]byte, error) {
+	if h.px != nil {
+		c := h.px.NewCall("t", h.access)
+		resp, err := c.Do(context.Background(), &proxy.Request{Service: "portal", Path: "/api/classrooms/" + url.PathEscape("二教") + path, Query: query})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Status != 200 {
+			return nil, fmt.Errorf("status %d", resp.Status)
+		}
+		return resp.Body, nil
+	}
 	u := h.origin + "/api/classrooms/" + url.PathEscape("二教") + path
 	if query != nil {
 		u += "?" + query.Encode()
@@ -144,11 +165,15 @@ func (h *handwritten) html() ([]byte, error) {
 // BenchmarkPair reports, per tool, the interpreted run's and the
 // hand-written run's median time (interp-ns, hand-ns), their ratio
 // (ratio: interp-ns / hand-ns), and their allocations per call
-// (interp-allocs, hand-allocs). Run it with -count 10 and take the
-// medians of the runs' figures.
+// (interp-allocs, hand-allocs). hand-proxy-ns and ratio-proxy are the same
+// hand-written tool with its request through the proxy (sign, filter,
+// redact), as a host's Go tool must send it: that ratio is the
+// interpreter's own cost, the proxy's being on both sides. The three are
+// timed in one loop, in rotating order. Run it with -count 10 and take
+// the medians of the runs' figures.
 func BenchmarkPair(b *testing.B) {
 	origin := pairServer(b)
-	d := pairDoc(b, origin)
+	d, p := pairDoc(b, origin)
 	q, err := gojq.Parse(pairProgram)
 	if err != nil {
 		b.Fatal(err)
@@ -158,11 +183,13 @@ func BenchmarkPair(b *testing.B) {
 		b.Fatal(err)
 	}
 	hw := &handwritten{origin: origin, client: &http.Client{}, code: code}
+	cat, keys := pairCampus(origin)
+	hp := &handwritten{code: code, px: proxy.New(proxy.Config{Catalogue: cat, Keystore: keys}), access: p.Access}
 	input := map[string]any{"building": "二教"}
 	for _, tc := range []struct {
-		name, tool string
-		hand       func() ([]byte, error)
-	}{{"json", "rooms", hw.json}, {"html", "page", hw.html}} {
+		name, tool     string
+		hand, viaProxy func() ([]byte, error)
+	}{{"json", "rooms", hw.json, hp.json}, {"html", "page", hw.html, hp.html}} {
 		b.Run(tc.name, func(b *testing.B) {
 			interp := func() {
 				res, err := d.Run(context.Background(), host.Call{Tool: tc.tool, Input: input, Checked: true})
@@ -170,33 +197,36 @@ func BenchmarkPair(b *testing.B) {
 					b.Fatal(err, string(res.JSON))
 				}
 			}
-			hand := func() {
-				out, err := tc.hand()
-				if err != nil || len(out) < 50 {
-					b.Fatal(err, string(out))
+			handRun := func(f func() ([]byte, error)) func() {
+				return func() {
+					out, err := f()
+					if err != nil || len(out) < 50 {
+						b.Fatal(err, string(out))
+					}
 				}
 			}
+			hand, viaProxy := handRun(tc.hand), handRun(tc.viaProxy)
 			ia := testing.AllocsPerRun(50, interp)
 			ha := testing.AllocsPerRun(50, hand)
-			var ti, th []time.Duration
+			runs := []func(){interp, hand, viaProxy}
+			times := make([][]time.Duration, len(runs))
 			i := 0
 			for b.Loop() {
-				// Alternate which goes first: neither always runs
-				// on the other's warm caches.
-				if i%2 == 0 {
-					ti = append(ti, timed(interp))
-					th = append(th, timed(hand))
-				} else {
-					th = append(th, timed(hand))
-					ti = append(ti, timed(interp))
+				// Rotate which goes first: none always runs on
+				// another's warm caches.
+				for k := range runs {
+					j := (i + k) % len(runs)
+					times[j] = append(times[j], timed(runs[j]))
 				}
 				i++
 			}
-			mi, mh := median(ti), median(th)
+			mi, mh, mp := median(times[0]), median(times[1]), median(times[2])
 			b.ReportMetric(float64(mi.Nanoseconds()), "interp-ns")
 			b.ReportMetric(float64(mh.Nanoseconds()), "hand-ns")
-			if mh > 0 {
+			b.ReportMetric(float64(mp.Nanoseconds()), "hand-proxy-ns")
+			if mh > 0 && mp > 0 {
 				b.ReportMetric(float64(mi)/float64(mh), "ratio")
+				b.ReportMetric(float64(mi)/float64(mp), "ratio-proxy")
 			}
 			b.ReportMetric(ia, "interp-allocs")
 			b.ReportMetric(ha, "hand-allocs")
