@@ -44,7 +44,7 @@ var ordinaryJQ = []string{
 	`{"a":[1,2]} | walk(if type == "number" then . + 1 else . end)`, `[1,[2,[3]]] | flatten, flatten(1)`, `[1,2,3] | bsearch(2)`,
 	`[{"a":2,"b":1},{"a":1,"b":2},{"a":2,"b":3}] | sort_by(.a), sort_by(.a, -.b), group_by(.a), unique_by(.a), min_by(.a), max_by(.b)`,
 	`"[1,{\"a\":2.5,\"b\":[true,null]}]" | fromjson, ("123456789012345678901234567890" | fromjson | tostring), ([1, "x"] | tojson | fromjson)`,
-	`"aBc" | test("b"), test("B"; "i"), test(["B", "i"]), test("x"), [match("(?<l>[a-z])"; "g") | .captures[0].name]`,
+	`"aBc" | test("b"), test("B"; "i"), test(["B", "i"]), test("x"), [match("(?<l>[a-z])"; "g") | .captures[0].name], ("x" * 100000 | test("x"; "g"))`,
 	`[jn(2; 1.5), yn(1; 2), jn(0; 0)] | map(. * 1000 | floor)`,
 }
 
