@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/remote"
@@ -143,32 +144,8 @@ bundled document's has "bundled": true, "updated", "bundledVersion" and
 				if !e.Enabled {
 					fmt.Fprintf(app.Stdout, "%s: disabled\n", e.ID)
 				}
-				if pd := e.Pending; pd != nil {
-					kind := "update"
-					if pd.Wider {
-						kind = "update asking for wider access"
-					}
-					if pd.Downgrade {
-						kind += " (downgrade)"
-					}
-					fmt.Fprintf(app.Stdout, "%s: pending %s %s (%s); harness accept %s applies it\n", e.ID, kind, orDash(pd.Version), pd.Hash, e.ID)
-					if w := pd.Warning(); w != "" {
-						fmt.Fprintf(app.Stdout, "    warning: %s\n", terminalSafe(w))
-					}
-					for _, c := range pd.Changes {
-						fmt.Fprintf(app.Stdout, "    %s\n", terminalSafe(c))
-					}
-				}
-				if u := e.LastUpdate(); u != nil {
-					how := "applied by itself (same or narrower access)"
-					if u.Accepted {
-						how = "accepted"
-					}
-					fmt.Fprintf(app.Stdout, "%s: last update %s -> %s on %s, %s\n", e.ID, orDash(u.FromVersion), orDash(u.ToVersion), u.At.UTC().Format("2006-01-02 15:04"), how)
-					for _, c := range u.Changes {
-						fmt.Fprintf(app.Stdout, "    %s\n", terminalSafe(c))
-					}
-				}
+				printPending(app.Stdout, e.ID, e.ID, e.Pending)
+				printLastUpdate(app.Stdout, e.ID, e.LastUpdate())
 				if e.LastError != "" {
 					fmt.Fprintf(app.Stdout, "%s: last update failed: %s\n", e.ID, terminalSafe(e.LastError))
 				}
@@ -178,6 +155,44 @@ bundled document's has "bundled": true, "updated", "bundledVersion" and
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// printPending prints a pending update of the document id under label
+// (nothing when pd is nil).
+func printPending(w io.Writer, label, id string, pd *fetch.Pending) {
+	if pd == nil {
+		return
+	}
+	kind := "update"
+	if pd.Wider {
+		kind = "update asking for wider access"
+	}
+	if pd.Downgrade {
+		kind += " (downgrade)"
+	}
+	fmt.Fprintf(w, "%s: pending %s %s (%s); harness accept %s applies it\n", label, kind, orDash(pd.Version), pd.Hash, id)
+	if wn := pd.Warning(); wn != "" {
+		fmt.Fprintf(w, "    warning: %s\n", terminalSafe(wn))
+	}
+	for _, l := range pd.Changes {
+		fmt.Fprintf(w, "    %s\n", terminalSafe(l))
+	}
+}
+
+// printLastUpdate prints the last applied update under label (nothing
+// when u is nil).
+func printLastUpdate(w io.Writer, label string, u *fetch.LastUpdate) {
+	if u == nil {
+		return
+	}
+	how := "applied by itself (same or narrower access)"
+	if u.Accepted {
+		how = "accepted"
+	}
+	fmt.Fprintf(w, "%s: last update %s -> %s on %s, %s\n", label, orDash(u.FromVersion), orDash(u.ToVersion), u.At.UTC().Format("2006-01-02 15:04"), how)
+	for _, l := range u.Changes {
+		fmt.Fprintf(w, "    %s\n", terminalSafe(l))
+	}
 }
 
 // bundledNews reports whether list shows a bundled document: when an
@@ -233,31 +248,9 @@ func writeBundledList(w io.Writer, copies []update.Copy) {
 		if c.Obsolete != "" {
 			fmt.Fprintf(w, "%s (bundled): %s\n", c.ID, terminalSafe(c.Obsolete))
 		}
-		if pd := e.Pending; pd != nil {
-			kind := "update"
-			if pd.Wider {
-				kind = "update asking for wider access"
-			}
-			if pd.Downgrade {
-				kind += " (downgrade)"
-			}
-			fmt.Fprintf(w, "%s (bundled): pending %s %s (%s); harness accept %s applies it\n", c.ID, kind, orDash(pd.Version), pd.Hash, c.ID)
-			if wn := pd.Warning(); wn != "" {
-				fmt.Fprintf(w, "    warning: %s\n", terminalSafe(wn))
-			}
-			for _, l := range pd.Changes {
-				fmt.Fprintf(w, "    %s\n", terminalSafe(l))
-			}
-		}
-		if u := e.LastUpdate(); u != nil && c.Updated {
-			how := "applied by itself (same or narrower access)"
-			if u.Accepted {
-				how = "accepted"
-			}
-			fmt.Fprintf(w, "%s (bundled): last update %s -> %s on %s, %s\n", c.ID, orDash(u.FromVersion), orDash(u.ToVersion), u.At.UTC().Format("2006-01-02 15:04"), how)
-			for _, l := range u.Changes {
-				fmt.Fprintf(w, "    %s\n", terminalSafe(l))
-			}
+		printPending(w, c.ID+" (bundled)", c.ID, e.Pending)
+		if c.Updated {
+			printLastUpdate(w, c.ID+" (bundled)", e.LastUpdate())
 		}
 		if e.LastError != "" {
 			fmt.Fprintf(w, "%s (bundled): last update check: %s\n", c.ID, terminalSafe(e.LastError))
