@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -125,6 +126,11 @@ func (r *Registry) Pref(key string) (Setting, error) {
 	return setting(d, p, stored), nil
 }
 
+// MaxPrefBytes bounds one preference value as JSON: the agent may set any
+// preference (a prompt-injected one too), and every value is stored and
+// read on every call of the document.
+const MaxPrefBytes = 16 << 10
+
 // SetPref sets a preference after validating the value against its schema;
 // a nil value goes back to the default.
 func (r *Registry) SetPref(key string, v any) error {
@@ -138,6 +144,9 @@ func (r *Registry) SetPref(key string, v any) error {
 			return fmt.Errorf("%s: %v", key, err)
 		}
 		v = nv["v"]
+		if b, _ := json.Marshal(v); len(b) > MaxPrefBytes {
+			return fmt.Errorf("%s: the value is larger than %d bytes: a preference is a setting, not a store (a document keeps data with kv_set)", key, MaxPrefBytes)
+		}
 		if p.Compiled != nil {
 			if err := p.Compiled.Validate(v); err != nil {
 				return fmt.Errorf("%s: the value does not fit: %s", key, manifest.SchemaMessage(err))

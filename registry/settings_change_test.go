@@ -55,6 +55,12 @@ func TestSettingsChange(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.Invoke(ctx, registry.Call{Tool: "settings__change", Input: map[string]any{"key": "copilot.apps", "value": []any{"douyin"}}}, nil)
 	assert.ErrorContains(t, err, "does not fit", "a list's items are its options' values")
+	big := make([]any, 2000)
+	for i := range big {
+		big[i] = "wechat"
+	}
+	_, err = r.Invoke(ctx, registry.Call{Tool: "settings__change", Input: map[string]any{"key": "copilot.apps", "value": big}}, nil)
+	assert.ErrorContains(t, err, "larger than 16384 bytes", "a value that fits the schema is still bounded")
 	_, err = r.Invoke(ctx, registry.Call{Tool: "settings__set", Input: map[string]any{"key": "copilot.voice", "value": "bright"}}, nil)
 	require.NoError(t, err, "the old name still changes it")
 	_, err = r.Invoke(ctx, registry.Call{Tool: "settings__change", Input: map[string]any{"key": "copilot.voice", "value": "loud"}}, nil)
