@@ -498,15 +498,25 @@ func (r *regexps) size(rs, fs string) (int, error) {
 	if strings.ContainsRune(fs, 'm') {
 		src = "(?s)" + src
 	}
-	n := 0
-	if re, err := syntax.Parse(src, syntax.Perl); err == nil {
-		if prog, err := syntax.Compile(re.Simplify()); err == nil {
-			n = len(prog.Inst)
-		}
-	}
+	n := regexInsts(src)
 	r.insts[key] = n
 	r.bytes += len(rs)
 	return n, nil
+}
+
+// regexInsts is the size of src's compiled program, the factor of the
+// string's length in what Go's matcher may take (0 when src does not
+// compile).
+func regexInsts(src string) int {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0
+	}
+	return len(prog.Inst)
 }
 
 // reOK is _h_reok: whether a regexFuncs call on s stays within the bounds:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
 	"github.com/pkuinfo/harness/internal/yamlx"
@@ -17,7 +18,7 @@ var regexSpec = Spec{
 		"the first match or null, or with all: true the list of every match.",
 	Decl: &yamlx.Decl{Name: "regex", Fields: []yamlx.Field{
 		{Name: "from", Type: JQType, Default: ".", Doc: "the string to search"},
-		{Name: "pattern", Type: yamlx.String{MaxLen: 2000, Label: "regexp"}, Required: true, Doc: "RE2 syntax (no backreferences; linear time)"},
+		{Name: "pattern", Type: yamlx.String{MaxLen: 2000, Label: "regexp"}, Required: true, Doc: "RE2 syntax (no backreferences; linear time): its compiled size times the string's length may be at most 2^28, as for jq's regexps"},
 		{Name: "all", Type: yamlx.Bool{}, Default: false, Doc: "every match instead of the first"},
 	}},
 	Example: `- jq: '"room 101, room 202"'
@@ -32,6 +33,7 @@ type regexStep struct {
 	all   bool
 	names []string
 	named bool
+	insts int // the compiled program's size (regexInsts)
 }
 
 func decodeRegex(c *Compiler, n *yaml.Node) Step {
@@ -46,7 +48,7 @@ func decodeRegex(c *Compiler, n *yaml.Node) Step {
 		c.Errorf(m.NodeOf("pattern"), "pattern does not compile: %v", err)
 		return nil
 	}
-	s.re = re
+	s.re, s.insts = re, regexInsts(m.String("pattern"))
 	s.names = re.SubexpNames()
 	for _, n := range s.names {
 		s.named = s.named || n != ""
@@ -65,6 +67,12 @@ func (s *regexStep) Run(ctx context.Context, f *Frame) (any, error) {
 	str, ok := v.(string)
 	if !ok {
 		return nil, fmt.Errorf("regex needs a string, got %s", gojq.TypeOf(v))
+	}
+	// One match call cannot be interrupted by the deadline, and it may
+	// take the program's size times the string's length: that product is
+	// bounded as a jq program's regexps are.
+	if n := utf8.RuneCountInString(str); s.insts*(n+1) > regexInstWork {
+		return nil, &LimitError{Limit: "jqWork", Max: JQWork, What: fmt.Sprintf("a regular expression of %d instructions on a string of %d characters", s.insts, n)}
 	}
 	if !s.all {
 		m := s.re.FindStringSubmatchIndex(str)
