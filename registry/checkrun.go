@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"time"
 
 	"github.com/pkuinfo/harness/manifest"
 )
@@ -18,8 +19,9 @@ type RunCheck struct {
 	// grant for the tool where one may be given (kept in Store), once
 	// elsewhere. The decision's Grant says which it was.
 	Always bool
-	Input  map[string]any // nil means {}
-	Store  Store          // the stored modes (nil: every mode its default)
+	Input  map[string]any   // nil means {}
+	Store  Store            // the stored modes (nil: every mode its default)
+	Now    func() time.Time // the clock a standing grant is dated by (nil: the real one)
 }
 
 // CheckRun applies the permission rules to one `harness run` call: the
@@ -33,6 +35,9 @@ func CheckRun(ctx context.Context, rc RunCheck) Decision {
 	opts := []Option{WithStore(settingsOnly{NewMemoryStore()})}
 	if rc.Store != nil {
 		opts = []Option{WithStore(rc.Store)}
+	}
+	if rc.Now != nil {
+		opts = append(opts, WithClock(rc.Now))
 	}
 	r := New(opts...)
 	if _, err := r.AddDocument(rc.Plugin, rc.Trust, DocOptions{}); err != nil {

@@ -155,3 +155,19 @@ func TestRunApproveAlwaysIsOnceWhereNoGrantMayBe(t *testing.T) {
 	code, _, _ = runCLI(t, nil, "--home", home, "run", "poster", "send", "--actor", "agent")
 	assert.Equal(t, 3, code, "a reinstalled plugin starts without the removed one's grants")
 }
+
+// TestGrantIsDatedByTheClock: a standing grant kept by harness run is
+// dated by HARNESS_NOW, the contract's clock (it took the real time).
+func TestGrantIsDatedByTheClock(t *testing.T) {
+	home := t.TempDir()
+	installForGrants(t, home, "poster", fetch.TrustOfficial)
+	env := map[string]string{"HARNESS_NOW": "2030-01-02T03:04:05Z"}
+	code, _, errs := runCLI(t, env, "--home", home, "run", "poster", "send", "--actor", "agent", "--approve=always")
+	require.Equal(t, 0, code, errs)
+	code, out, errs := runCLI(t, env, "--home", home, "grants", "--json")
+	require.Equal(t, 0, code, errs)
+	var g struct{ Grants []struct{ Granted time.Time } }
+	require.NoError(t, json.Unmarshal([]byte(out), &g))
+	require.Len(t, g.Grants, 1)
+	assert.WithinDuration(t, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), g.Grants[0].Granted, time.Minute, "HARNESS_NOW, as the clock runs on from it")
+}

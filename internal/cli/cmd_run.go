@@ -146,8 +146,12 @@ func runTool(ctx context.Context, app *App, arg, toolName string, f *runFlags) e
 		return Exit(ExitUsage, err)
 	}
 	in, _ := input.(map[string]any)
+	clock, err := app.Clock()
+	if err != nil {
+		return err
+	}
 	d := registry.CheckRun(ctx, registry.RunCheck{Plugin: p, Trust: registry.Trust(trust), Tool: toolName,
-		Actor: registry.Actor(f.actor), Tainted: f.tainted, Approve: f.approve.yes(), Always: f.approve.always(), Input: in, Store: modes})
+		Actor: registry.Actor(f.actor), Tainted: f.tainted, Approve: f.approve.yes(), Always: f.approve.always(), Input: in, Store: modes, Now: clock})
 	if !d.Allow {
 		if d.ExitCode() == ExitUsage {
 			return Exit(ExitUsage, errors.New(d.Message))
