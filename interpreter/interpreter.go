@@ -142,9 +142,11 @@ func (p *Program) Run(ctx context.Context, name string, input any, opts ...RunOp
 	if !ok {
 		return Result{}, &UnknownToolError{Tool: name, Tools: p.Tools()}
 	}
-	var rc runConfig
+	s := &run{tool: t} // its runConfig inside: one allocation for both
+	rc := &s.rc
+	s.cfg = rc
 	for _, o := range opts {
-		o(&rc)
+		o(rc)
 	}
 	if input == nil {
 		input = map[string]any{}
@@ -169,7 +171,6 @@ func (p *Program) Run(ctx context.Context, name string, input any, opts ...RunOp
 	if err != nil {
 		return Result{}, err
 	}
-	s := &run{tool: t, cfg: &rc}
 	return s.exec(ctx, input, prefs)
 }
 
@@ -212,7 +213,8 @@ func (p *Program) prefValues(over map[string]any) (map[string]any, error) {
 // run is the state of one call.
 type run struct {
 	tool  *tool
-	cfg   *runConfig
+	cfg   *runConfig // &rc
+	rc    runConfig
 	frame steps.Frame
 	watch watched // the heap watch's view of this run
 }

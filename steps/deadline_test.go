@@ -68,3 +68,88 @@ func TestWithDeadline(t *testing.T) {
 	defer cancel4()
 	assert.Equal(t, context.DeadlineExceeded, ctx4.Err())
 }
+
+// A context under one of the watcher's with an earlier deadline (a request
+// under its call) stands under it without deriving from it: it still ends
+// as a context child would, with its parent's cancel (and its cause), its
+// parent's deadline, and its parent's own parent; its own cancel leaves
+// the parent running.
+func TestWithDeadlineUnderParent(t *testing.T) {
+	// The parent's cancel ends the child, Canceled.
+	run, stop := WithDeadline(context.Background(), time.Hour)
+	req, rcancel := WithDeadline(run, time.Minute)
+	defer rcancel()
+	assert.NotSame(t, run, req)
+	d, _ := req.Deadline()
+	assert.WithinDuration(t, time.Now().Add(time.Minute), d, 5*time.Second)
+	std, scancel := context.WithCancel(req) // as net/http derives from it
+	defer scancel()
+	stop()
+	select {
+	case <-req.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the parent's cancel did not end the child")
+	}
+	assert.Equal(t, context.Canceled, req.Err())
+	<-std.Done()
+	watch.mu.Lock()
+	_, pending := watch.set[req.(*deadlineCtx)]
+	kids := len(run.(*deadlineCtx).kids)
+	watch.mu.Unlock()
+	assert.False(t, pending, "an ended child is no longer watched")
+	assert.Zero(t, kids)
+
+	// A child made after its parent ended is ended, with the parent's cause.
+	late, lcancel := WithDeadline(run, time.Minute)
+	defer lcancel()
+	assert.Equal(t, context.Canceled, late.Err())
+
+	// The child's cancel leaves the parent running; the child's own
+	// deadline ends it alone, DeadlineExceeded.
+	run2, stop2 := WithDeadline(context.Background(), time.Hour)
+	defer stop2()
+	req2, rcancel2 := WithDeadline(run2, time.Minute)
+	rcancel2()
+	assert.Equal(t, context.Canceled, req2.Err())
+	assert.NoError(t, run2.Err())
+	req3, rcancel3 := WithDeadline(run2, 30*time.Millisecond)
+	defer rcancel3()
+	<-req3.Done()
+	assert.Equal(t, context.DeadlineExceeded, req3.Err())
+	assert.NoError(t, run2.Err())
+	watch.mu.Lock()
+	kids = len(run2.(*deadlineCtx).kids)
+	watch.mu.Unlock()
+	assert.Zero(t, kids, "a child its deadline ended is out of its parent's books")
+
+	// The parent's deadline ends the child, DeadlineExceeded.
+	run3, stop3 := WithDeadline(context.Background(), 40*time.Millisecond)
+	defer stop3()
+	req4, rcancel4 := WithDeadline(run3, time.Hour)
+	defer rcancel4()
+	assert.Same(t, run3, req4, "a parent that ends first is the request's context")
+	// Made before the parent's deadline passes; the parent ends it.
+	run4, stop4 := WithDeadline(context.Background(), 60*time.Millisecond)
+	defer stop4()
+	req5, rcancel5 := WithDeadline(run4, 50*time.Millisecond)
+	defer rcancel5()
+	watch.mu.Lock()
+	run4.(*deadlineCtx).at = time.Now() // the parent's deadline comes first after all
+	watch.mu.Unlock()
+	<-req5.Done()
+	assert.Equal(t, context.DeadlineExceeded, req5.Err())
+	assert.True(t, errors.Is(context.Cause(req5), context.DeadlineExceeded))
+
+	// The parent's own parent ends the child as a context child.
+	base, bcancel := context.WithCancelCause(context.Background())
+	run5, stop5 := WithDeadline(base, time.Hour)
+	defer stop5()
+	req6, rcancel6 := WithDeadline(run5, time.Minute)
+	defer rcancel6()
+	cause := errors.New("the client went away")
+	bcancel(cause)
+	<-req6.Done()
+	assert.Equal(t, context.Canceled, req6.Err())
+	assert.Equal(t, cause, context.Cause(req6))
+	<-run5.Done()
+}
