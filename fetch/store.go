@@ -154,13 +154,20 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	if err := os.MkdirAll(filepath.Join(s.dir, StoreDir), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the store: %w", err)
 	}
-	fl := flock.New(filepath.Join(s.dir, LockFile))
+	return LockHome(ctx, s.dir)
+}
+
+// LockHome takes the home folder dir's lock file (LockFile), under which
+// every store of the home changes its files, waiting until ctx ends; the
+// function it returns lets it go.
+func LockHome(ctx context.Context, dir string) (func(), error) {
+	fl := flock.New(filepath.Join(dir, LockFile))
 	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
 	if err != nil || !ok {
 		if err == nil {
 			err = ctx.Err()
 		}
-		return nil, fmt.Errorf("locking the store: %w", err)
+		return nil, fmt.Errorf("locking the home folder: %w", err)
 	}
 	return func() { _ = fl.Unlock() }, nil
 }

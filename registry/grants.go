@@ -13,7 +13,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/pkuinfo/harness/fetch"
 	"github.com/pkuinfo/harness/manifest"
 )
 
@@ -204,17 +204,9 @@ func lockHome(dir string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	fl := flock.New(filepath.Join(dir, ".lock"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
-	if err != nil || !ok {
-		if err == nil {
-			err = ctx.Err()
-		}
-		return nil, fmt.Errorf("locking the home folder: %w", err)
-	}
-	return func() { _ = fl.Unlock() }, nil
+	return fetch.LockHome(ctx, dir)
 }
 
 // Grants implements GrantStore (in the home folder, beside
