@@ -356,7 +356,7 @@ func parseI18n(c *yamlx.Ctx, o *yamlx.Obj, p *Plugin) map[string]I18n {
 		if slices.Contains(names, k) {
 			return true
 		}
-		c.L.Warnf(c.Doc.NodePos(n), "i18n.en.%s names %q, which the document does not have%s", section, key, didYouMean(key, names))
+		c.L.Warnf(c.Doc.NodePos(n), "i18n.en.%s names %q, which the document does not have%s", section, key, yamlx.DidYouMean(key, names))
 		return false
 	}
 	sections := map[string]*map[string]I18nText{"widgets": &t.Widgets, "screens": &t.Screens, "settings": &t.Settings,
@@ -397,13 +397,6 @@ func keysOf[T any](list []T, key func(T) string) []string {
 		out[i] = key(x)
 	}
 	return out
-}
-
-func didYouMean(s string, names []string) string {
-	if sg := yamlx.Suggest(s, names); sg != "" {
-		return fmt.Sprintf(" (did you mean %q?)", sg)
-	}
-	return ""
 }
 
 func parseLegacy(c *yamlx.Ctx, o *yamlx.Obj) Legacy {

@@ -36,8 +36,8 @@ func (c *Compiler) warnBareVars(n *yaml.Node, lit string, off int, what string) 
 // to one the document declares or, else, to one of the built-in
 // catalogue, and "" when none is close.
 func serviceHint(name string, declared []string) string {
-	if s := yamlx.Suggest(name, declared); s != "" {
-		return fmt.Sprintf(" (did you mean %q?)", s)
+	if h := yamlx.DidYouMean(name, declared); h != "" {
+		return h
 	}
 	if s := yamlx.Suggest(name, proxy.Builtin().Names()); s != "" && s != name {
 		return fmt.Sprintf(" (did you mean %q, a service of the built-in catalogue?)", s)

@@ -180,10 +180,7 @@ var knownPaths = map[string]string{
 func campusScaffold(id, service string, cat proxy.Catalogue) (scaffold, error) {
 	svc := cat[service]
 	if svc == nil {
-		msg := fmt.Sprintf("campus service %q is not in the service catalogue", service)
-		if s := yamlx.Suggest(service, cat.Names()); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
+		msg := fmt.Sprintf("campus service %q is not in the service catalogue", service) + yamlx.DidYouMean(service, cat.Names())
 		return scaffold{}, errors.New(msg + "; the catalogue: " + strings.Join(cat.Names(), ", "))
 	}
 	for _, e := range svc.Entry {

@@ -1,6 +1,7 @@
 package yamlx
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -93,6 +94,15 @@ func Suggest(s string, known []string) string {
 		}
 	}
 	return best
+}
+
+// DidYouMean is ` (did you mean "x"?)` for the known word closest to s
+// (Suggest), or "" when none is close: the tail of a message about s.
+func DidYouMean(s string, known []string) string {
+	if sg := Suggest(s, known); sg != "" {
+		return fmt.Sprintf(" (did you mean %q?)", sg)
+	}
+	return ""
 }
 
 // levenshtein computes the edit distance (swaps of neighbours count one),
