@@ -230,7 +230,7 @@ func bundledListEntry(c update.Copy) (map[string]any, error) {
 }
 
 // writeBundledList is the bundled documents' part of list: those with a
-// stored or pending update, or a failed check.
+// stored or pending update (bundledNews).
 func writeBundledList(w io.Writer, copies []update.Copy) {
 	fmt.Fprintln(w, "bundled official documents (updated from their links):")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
