@@ -141,7 +141,15 @@ func NewRoot(app *App) *cobra.Command {
 		Short: "Interpret, review and install PKU harness plugin documents",
 		Long: `harness loads plugin documents (a folder or a single PLUGIN.md), reviews the
 access they declare, installs them by link, and runs their tools through the
-credential-signing proxy.`,
+credential-signing proxy.
+
+Environment:
+  HARNESS_HOME             the store folder (--home wins; default the XDG data dir)
+  HARNESS_NOW              an RFC 3339 time that replaces the clock (tests of the daily checks)
+  HARNESS_GIT_BASE         a URL that replaces https://github.com when cloning GitHub
+                           links, the official repository's too (tests on a local git server)
+  HARNESS_BUNDLED_UPDATES  off: harness update checks installed links only, not the
+                           bundled official documents' links`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
