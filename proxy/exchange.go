@@ -955,6 +955,11 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 	if t.svc != nil && len(t.svc.Login.JSON) > 0 && out.Body != nil && jsonExpired(out.Body, t.svc.Login.JSON) {
 		return nil, loginRequired(t.svc.Name)
 	}
+	// The tags of the server's representation (ETag, Content-Range, ...)
+	// pass only beside a text body the step sees, nothing redacted from
+	// it: a bodiless answer (HEAD, 304) or a binary one shows no body to
+	// judge, and its tag may be a hash of a page that holds a session.
+	tagged := redacted || out.Binary || len(out.Body) == 0
 	h := resp.Header
 	// The representation rules (body.go), filtering and redaction in one
 	// pass.
@@ -965,7 +970,7 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		return strippedResponseHeader(k) || c.p.authHeaders[k] || c.p.red.foldedMatch(k)
 	}
 	for k, vs := range h {
-		if representationDrop(k, redacted) || drop(k) {
+		if representationDrop(k, tagged) || drop(k) {
 			delete(h, k)
 			continue
 		}

@@ -195,6 +195,9 @@ func (c *Call) campusTarget(t *target, r *Request) error {
 	if g == nil {
 		return fmt.Errorf("%w: the document does not declare campus service %q", ErrRefused, r.Service)
 	}
+	if k := netguard.CampusRangeHeader(t.header); k != "" {
+		return fmt.Errorf("%w: a campus request may not ask for a part of a page (%s): a page that shows a session, asked for a piece at a time, would hand a step each piece; only web requests take %s", ErrRefused, k, k)
+	}
 	cp, err := normalisePath(r.Path)
 	if err != nil {
 		return err

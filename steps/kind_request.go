@@ -24,7 +24,7 @@ var requestDecl = &yamlx.Decl{Name: "request", Fields: []yamlx.Field{
 	{Name: "url", Type: TemplateType{Esc: Segment, Label: "template (path)"}, Doc: "absolute URL under an origin from access.web; the origin must be literal"},
 	{Name: "method", Type: yamlx.Enum{Values: []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}, Fold: true}, Default: "GET", Doc: "HTTP method"},
 	{Name: "query", Type: TemplateMap, Doc: "query parameters"},
-	{Name: "headers", Type: TemplateMap, Doc: "request headers, from a short allow-list (names compared after folding _ to - and case): Accept, Accept-Language, Cache-Control, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Range, If-Unmodified-Since, Origin and Referer (the request's own origin), Pragma, Range, User-Agent, X-Requested-With"},
+	{Name: "headers", Type: TemplateMap, Doc: "request headers, from a short allow-list (names compared after folding _ to - and case): Accept, Accept-Language, Cache-Control, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Range, If-Unmodified-Since, Origin and Referer (the request's own origin), Pragma, Range, User-Agent, X-Requested-With; Range and If-Range on web requests only (a campus page asked for a piece at a time could hand over a session in pieces)"},
 	{Name: "form", Type: TemplateMap, Doc: "body sent as application/x-www-form-urlencoded"},
 	{Name: "json", Type: ValueType, Doc: "body sent as JSON; strings are templates, and a string that is one ${ } keeps its value's type"},
 	{Name: "body", Type: TemplateType{Esc: Text}, Doc: "raw text body (with contentType)"},
@@ -171,6 +171,10 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 			// list again at run time).
 			if _, err := netguard.CheckStepHeader(e.Key); err != nil {
 				c.Errorf(e.KeyN, "%v", err)
+				good = false
+			}
+			if hasService && netguard.CampusRefusedHeader(e.Key) {
+				c.Errorf(e.KeyN, "header %s asks for a part of a page, which a campus request may not (a page that shows a session, asked for a piece at a time, would hand a step each piece); only web requests take it", e.Key)
 				good = false
 			}
 			use.Headers = append(use.Headers, HeaderUse{Name: e.Key, Pos: c.Pos(e.KeyN)})

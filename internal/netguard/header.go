@@ -49,6 +49,36 @@ func StepHeaderNames() []string {
 		"If-None-Match", "If-Range", "If-Unmodified-Since", "Origin", "Pragma", "Range", "Referer", "User-Agent", "X-Requested-With"}
 }
 
+// campusRefused are the allow-list's headers a campus request may not
+// carry: a byte range of a page. A page that shows a session whole
+// (redacted whole) would otherwise give a step the session a piece at a
+// time, none of which is a credential the redactor could know; the step
+// joins them. Web requests, which carry no session, take them.
+var campusRefused = []string{"Range", "If-Range"}
+
+// CampusRangeHeader returns the first header of h (canonical names) that a
+// campus request may not carry, or "".
+func CampusRangeHeader(h http.Header) string {
+	for _, k := range campusRefused {
+		if _, ok := h[k]; ok {
+			return k
+		}
+	}
+	return ""
+}
+
+// CampusRefusedHeader reports whether a step's header name (folded as a
+// server reads it) is one a campus request may not carry.
+func CampusRefusedHeader(name string) bool {
+	f := FoldHeaderName(name)
+	for _, k := range campusRefused {
+		if f == k {
+			return true
+		}
+	}
+	return false
+}
+
 // FoldHeaderName is the name a server may read a header as: "_" folded to
 // "-" (many front ends and CGI-style servers treat them alike) and the
 // canonical letter case.

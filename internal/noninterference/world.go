@@ -3,6 +3,7 @@ package noninterference
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // World is the attacker's loopback servers for a pair of runs: one campus
@@ -351,6 +353,23 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 	case "/gzgz":
 		h.Set("Content-Encoding", "gzip, gzip")
 		io.WriteString(rw, "x")
+	case "/ranged":
+		// A page served as net/http serves content (http.ServeContent):
+		// byte ranges, HEAD, conditional requests, and an ETag that is a
+		// hash of the whole page, as Spring's ShallowEtagHeaderFilter or
+		// Rack::ETag compute it.
+		page := "session=" + v + "\n"
+		sum := sha256.Sum256([]byte(page))
+		h.Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
+		http.ServeContent(rw, r, "", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), strings.NewReader(page))
+	case "/ranged.bin":
+		// The same page as bytes a step cannot read (a binary body), with
+		// its hash as the tag.
+		page := "\x89PNG\r\n\x1a\n\x00\x00session=" + v
+		sum := sha256.Sum256([]byte(page))
+		h.Set("Content-Type", "image/png")
+		h.Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
+		io.WriteString(rw, page)
 	case "/whoami":
 		io.WriteString(rw, "account: student")
 	case "/portal2017/util/redirectToCard.do":
