@@ -337,11 +337,32 @@ func decodeWith(enc encoding.Encoding, b []byte) []byte {
 // (base64 of UTF-16) back into a credential the redactor did not see, so
 // the proxy decodes it itself and redacts the text.
 func isUTF7(label string) bool {
-	switch strings.ToLower(strings.TrimSpace(label)) {
-	case "utf-7", "utf7", "x-utf-7", "unicode-1-1-utf-7", "csunicode11utf7":
-		return true
+	l := strings.TrimSpace(label)
+	ascii := isASCII(l)
+	if !ascii {
+		// (strings.ToLower maps a few runes outside ASCII to letters
+		// inside it, such as U+0130 to "i".)
+		l = strings.ToLower(l)
+	}
+	for _, n := range utf7Labels {
+		// For ASCII text EqualFold is ToLower's comparison, without
+		// the new string every answer's "UTF-8" label would cost.
+		if ascii && strings.EqualFold(l, n) || l == n {
+			return true
+		}
 	}
 	return false
+}
+
+var utf7Labels = [...]string{"utf-7", "utf7", "x-utf-7", "unicode-1-1-utf-7", "csunicode11utf7"}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeUTF7 decodes RFC 2152's UTF-7: "+" starts base64 of UTF-16 big

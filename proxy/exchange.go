@@ -456,7 +456,29 @@ type handoffs struct {
 	c     *Call
 	t     *target
 	fresh []string
-	seen  []string // values looked at (few per answer)
+	// The values looked at (few per answer): the first ones in an array
+	// inside the struct, so that a handoffs on the stack does not
+	// allocate (appending to a slice field through the pointer would move
+	// it to the heap), more in a slice.
+	seen  [8]string
+	nseen int
+	more  []string
+}
+
+// saw reports whether v was looked at already.
+func (h *handoffs) saw(v string) bool {
+	return slices.Contains(h.seen[:h.nseen], v) || slices.Contains(h.more, v)
+}
+
+// remember notes v as looked at, up to 512 values.
+func (h *handoffs) remember(v string) {
+	switch {
+	case h.nseen < len(h.seen):
+		h.seen[h.nseen] = v
+		h.nseen++
+	case len(h.more) < 512-len(h.seen):
+		h.more = append(h.more, v)
+	}
 }
 
 func (h *handoffs) add(v string, named bool) {
@@ -468,12 +490,10 @@ func (h *handoffs) add(v string, named bool) {
 	if named {
 		min = minNamedHandoffLen
 	}
-	if len(v) < min || checkSecretValue(v) != nil || slices.Contains(h.seen, v) {
+	if len(v) < min || checkSecretValue(v) != nil || h.saw(v) {
 		return
 	}
-	if len(h.seen) < 512 {
-		h.seen = append(h.seen, v)
-	}
+	h.remember(v)
 	if h.c.p.red.knows(v) || h.c.stepSent(h.t, v) {
 		return
 	}
@@ -655,8 +675,7 @@ func structuralHeader(k string) bool {
 // or not; Refresh; Link; any header named for a token or ticket; a
 // parameter of any other header.
 func (c *Call) absorbHandoffHeaders(t *target, hdr http.Header) error {
-	var seen [8]string
-	h := &handoffs{c: c, t: t, seen: seen[:0]}
+	h := &handoffs{c: c, t: t}
 	for k, vs := range hdr {
 		if structuralHeader(k) {
 			continue
@@ -801,8 +820,7 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 		return nil
 	}
 	s := unsafe.String(unsafe.SliceData(body), len(body))
-	var seen [8]string
-	h := &handoffs{c: c, t: t, seen: seen[:0]}
+	h := &handoffs{c: c, t: t}
 	if containsAny(body, refreshWords) {
 		for _, m := range metaRefreshRE.FindAllString(s, 64) {
 			h.params(attr(contentAttrRE, m), 0, &refreshSeps)
@@ -979,7 +997,11 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		}
 	}
 	if !out.Binary && !drop("Content-Length") {
-		h["Content-Length"] = []string{c.p.red.string(strconv.Itoa(len(out.Body)))}
+		// The value and its slice live in the target, as the response
+		// does (the target is never reused).
+		n := strconv.AppendInt(t.clenBuf[:0], int64(len(out.Body)), 10)
+		t.clen[0] = c.p.red.string(unsafe.String(unsafe.SliceData(n), len(n)))
+		h["Content-Length"] = t.clen[:1:1]
 	}
 	out.Header = h
 	switch {

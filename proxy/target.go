@@ -35,8 +35,11 @@ type target struct {
 	// since (a session value the answer set) redacts it.
 	checked *redState
 	plain   bool
-	// resp is the answer Do returns: one allocation with the target.
-	resp Response
+	// resp is the answer Do returns: one allocation with the target; so
+	// is its Content-Length header's value.
+	resp    Response
+	clen    [1]string
+	clenBuf [20]byte
 }
 
 func (t *target) name() string {
