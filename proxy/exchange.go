@@ -731,74 +731,100 @@ var (
 )
 
 // jsonHandoffFields takes every JSON string field of body whose key holds
-// word and is a hand-off name ("token": "…", "access_token" : "…"),
-// without a regular expression over the whole body: only where the word
-// occurs is the key and its value read.
-func jsonHandoffFields(body []byte, w word, h *handoffs) {
-	for off := 0; off < len(body); {
-		i := w.index(body[off:])
+// one of the words of g and is a hand-off name ("token": "…",
+// "access_token" : "…"), without a regular expression over the whole body:
+// only where a word occurs is the key and its value read. The words of a
+// group share their rarest byte, so one vectorised scan for it serves them
+// all; each word is taken as its own scan would (jsonField), from where
+// that word's last field ended.
+func jsonHandoffFields(body []byte, g *wordGroup, h *handoffs) {
+	var next [maxGroupWords]int // per word: where its next occurrence may start
+	var done [maxGroupWords]bool
+	left := len(g.ws)
+	for off := 0; off < len(body) && left > 0; {
+		i := bytes.IndexByte(body[off:], g.c)
 		if i < 0 {
 			return
 		}
 		i += off
-		off = i + len(w.s)
-		lo := max(0, i-64)
-		ks := bytes.LastIndexByte(body[lo:i], '"')
-		if ks < 0 {
-			continue
-		}
-		ks += lo + 1
-		ke := bytes.IndexByte(body[i:], '"')
-		if ke < 0 {
-			return
-		}
-		ke += i
-		if !isStrictHandoffName(unsafe.String(unsafe.SliceData(body[ks:ke]), ke-ks)) {
-			continue
-		}
-		j := ke + 1
-		for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\r' || body[j] == '\n') {
-			j++
-		}
-		if j >= len(body) || body[j] != ':' {
-			continue
-		}
-		j++
-		for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\r' || body[j] == '\n') {
-			j++
-		}
-		if j >= len(body) || body[j] != '"' {
-			continue
-		}
-		vs := j + 1
-		esc := false
-		ve := -1
-		for k := vs; k < len(body) && k < vs+16<<10; k++ {
-			if body[k] == '\\' {
-				esc = true
-				k++
+		off = i + 1
+		for k := range g.ws {
+			w := &g.ws[k]
+			s := i - w.a
+			if done[k] || s < next[k] || s+len(w.s) > len(body) || string(body[s:s+len(w.s)]) != w.s {
 				continue
 			}
-			if body[k] == '"' {
-				ve = k
-				break
+			n, stop := jsonField(body, s, len(w.s), h)
+			next[k] = n
+			if stop {
+				done[k] = true
+				left--
 			}
 		}
-		if ve < 0 {
+	}
+}
+
+// jsonField takes the field whose key holds a word at body[i:i+n], if it
+// is one, and returns where the word's next occurrence may start; stop
+// when the rest of body holds no key's end.
+func jsonField(body []byte, i, n int, h *handoffs) (next int, stop bool) {
+	next = i + n
+	lo := max(0, i-64)
+	ks := bytes.LastIndexByte(body[lo:i], '"')
+	if ks < 0 {
+		return next, false
+	}
+	ks += lo + 1
+	ke := bytes.IndexByte(body[i:], '"')
+	if ke < 0 {
+		return next, true
+	}
+	ke += i
+	if !isStrictHandoffName(unsafe.String(unsafe.SliceData(body[ks:ke]), ke-ks)) {
+		return next, false
+	}
+	j := ke + 1
+	for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\r' || body[j] == '\n') {
+		j++
+	}
+	if j >= len(body) || body[j] != ':' {
+		return next, false
+	}
+	j++
+	for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\r' || body[j] == '\n') {
+		j++
+	}
+	if j >= len(body) || body[j] != '"' {
+		return next, false
+	}
+	vs := j + 1
+	esc := false
+	ve := -1
+	for k := vs; k < len(body) && k < vs+16<<10; k++ {
+		if body[k] == '\\' {
+			esc = true
+			k++
 			continue
 		}
-		// (A view of the answer's bytes: add copies what it keeps
-		// beyond this scan.)
-		v := unsafe.String(unsafe.SliceData(body[vs:ve]), ve-vs)
-		if esc {
-			var d string
-			if json.Unmarshal(body[vs-1:ve+1], &d) == nil {
-				v = d
-			}
+		if body[k] == '"' {
+			ve = k
+			break
 		}
-		h.add(v, true)
-		off = ve + 1
 	}
+	if ve < 0 {
+		return next, false
+	}
+	// (A view of the answer's bytes: add copies what it keeps beyond
+	// this scan.)
+	v := unsafe.String(unsafe.SliceData(body[vs:ve]), ve-vs)
+	if esc {
+		var d string
+		if json.Unmarshal(body[vs-1:ve+1], &d) == nil {
+			v = d
+		}
+	}
+	h.add(v, true)
+	return ve + 1, false
 }
 
 func attr(re *regexp.Regexp, tag string) string {
@@ -821,17 +847,21 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 	}
 	s := unsafe.String(unsafe.SliceData(body), len(body))
 	h := &handoffs{c: c, t: t}
-	if containsAny(body, refreshWords) {
+	// Every match of the meta refresh and form patterns holds a "<",
+	// every match of the script pattern a "=" or a "(": a body without
+	// them (most JSON answers) is not searched for their words.
+	lt := bytes.IndexByte(body, '<') >= 0
+	if lt && containsAny(body, refreshWords) {
 		for _, m := range metaRefreshRE.FindAllString(s, 64) {
 			h.params(attr(contentAttrRE, m), 0, &refreshSeps)
 		}
 	}
-	if containsAny(body, navWords) {
+	if (bytes.IndexByte(body, '=') >= 0 || bytes.IndexByte(body, '(') >= 0) && containsAny(body, navWords) {
 		for _, m := range scriptNavRE.FindAllStringSubmatch(s, 64) {
 			h.url(html.UnescapeString(unescapeJS(m[1])), 0)
 		}
 	}
-	if containsAny(body, formWords) && autoSubmitRE.MatchString(s) {
+	if lt && containsAny(body, formWords) && autoSubmitRE.MatchString(s) {
 		for _, f := range formRE.FindAllString(s, 16) {
 			if open := strings.IndexByte(f, '>'); open >= 0 {
 				if a := attr(actionAttrRE, f[:open+1]); a != "" {
@@ -845,8 +875,8 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 			}
 		}
 	}
-	for _, w := range fieldWords {
-		jsonHandoffFields(body, w, h)
+	for i := range fieldGroups {
+		jsonHandoffFields(body, &fieldGroups[i], h)
 	}
 	return c.registerHandoffs(h)
 }
@@ -871,7 +901,35 @@ var (
 	navWords     = words("ocation", "OCATION", "open(", "open (")
 	formWords    = words("<form", "<FORM", "<Form")
 	fieldWords   = words("oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt")
+	fieldGroups  = groupWords(fieldWords) // k, K, j, J: four scans for seven words
 )
+
+// wordGroup is words whose rarest byte is c.
+type wordGroup struct {
+	c  byte
+	ws []word
+}
+
+// maxGroupWords bounds the words of a group.
+const maxGroupWords = 4
+
+// groupWords groups ws by their rarest byte, in order of first appearance.
+func groupWords(ws []word) []wordGroup {
+	var gs []wordGroup
+	for _, w := range ws {
+		c := w.s[w.a]
+		k := slices.IndexFunc(gs, func(g wordGroup) bool { return g.c == c })
+		if k < 0 {
+			gs = append(gs, wordGroup{c: c})
+			k = len(gs) - 1
+		}
+		if len(gs[k].ws) == maxGroupWords {
+			panic("proxy: too many words share a byte")
+		}
+		gs[k].ws = append(gs[k].ws, w)
+	}
+	return gs
+}
 
 func containsAny(b []byte, ws []word) bool {
 	for _, w := range ws {
