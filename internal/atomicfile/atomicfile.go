@@ -6,6 +6,13 @@
 //
 // The file operations go through FS, so that a test can make any one of
 // them fail as a crash would; production code uses OS.
+//
+// Where the system cannot open and fsync a folder (Windows, whose
+// FlushFileBuffers needs a handle opened for writing, which a folder's is
+// not; wasip1 and js, whose runtimes may refuse fd_sync on a folder),
+// SyncDir does nothing (DirSync is false): the rename itself is the
+// commit there, as in Go's own and bbolt's writers, so the stores work,
+// with the old-or-new guarantee and without the folder's flush.
 package atomicfile
 
 import (
@@ -116,15 +123,4 @@ func CreateFS(fsys FS, name string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	return f.Close()
-}
-
-// SyncDir fsyncs the folder dir, so that a rename or a new file in it
-// survives a crash.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

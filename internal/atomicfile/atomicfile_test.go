@@ -23,7 +23,7 @@ func TestWriteReplacesWithMode(t *testing.T) {
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, "two", string(b))
-	if runtime.GOOS != "windows" {
+	if runtime.GOOS != "windows" && runtime.GOOS != "wasip1" && runtime.GOOS != "js" { // WASI and js have no permission bits
 		fi, err := os.Stat(p)
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "the mode is set, whatever the umask")
@@ -99,7 +99,9 @@ func TestCreateFS(t *testing.T) {
 		assert.ErrorIs(t, err, atomicfiletest.ErrInjected, at)
 	}
 	require.NoError(t, atomicfile.SyncDir(dir))
-	assert.Error(t, atomicfile.SyncDir(filepath.Join(dir, "missing")))
+	if atomicfile.DirSync { // else a no-op (TestSyncDir)
+		assert.Error(t, atomicfile.SyncDir(filepath.Join(dir, "missing")))
+	}
 }
 
 // TestFailMatch: only the operations Match accepts fail, and with Once only
@@ -112,4 +114,28 @@ func TestFailMatch(t *testing.T) {
 	require.ErrorIs(t, atomicfile.WriteFS(f, b, []byte("b"), 0o600), atomicfiletest.ErrInjected)
 	require.NoError(t, atomicfile.WriteFS(f, b, []byte("b"), 0o600))
 	assert.Equal(t, 1, f.Hits())
+}
+
+// SyncDir fsyncs a folder where the system can (a missing folder is an
+// error: it is really opened) and is a no-op where it cannot (Windows,
+// wasip1, js), so that a write, and every store, works there.
+func TestSyncDir(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	switch runtime.GOOS {
+	case "windows", "wasip1", "js":
+		assert.False(t, atomicfile.DirSync)
+		assert.NoError(t, atomicfile.SyncDir(dir))
+		assert.NoError(t, atomicfile.SyncDir(missing), "nothing is opened")
+	default:
+		assert.True(t, atomicfile.DirSync)
+		assert.NoError(t, atomicfile.SyncDir(dir))
+		assert.ErrorIs(t, atomicfile.SyncDir(missing), os.ErrNotExist)
+	}
+	p := filepath.Join(dir, "state.json")
+	require.NoError(t, atomicfile.Write(p, []byte("one"), 0o600))
+	require.NoError(t, atomicfile.Write(p, []byte("two"), 0o600))
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "two", string(b))
 }
