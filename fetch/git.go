@@ -39,18 +39,16 @@ type GitStats struct {
 	Partial   bool  // trees-only fetch then the folder's blobs (else a depth-1 fetch)
 }
 
-// gitClient is the HTTP client for git: no redirects to another origin.
+// gitClient is the HTTP client for git: redirects only within the origin
+// of the first request (CheckGitRedirect).
 func gitClient(timeout time.Duration) *http.Client {
 	return &http.Client{
 		Timeout: timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= maxRedirects {
-				return fmt.Errorf("%w: more than %d redirects", ErrRedirect, maxRedirects)
+			if err := checkRedirectCount(via); err != nil {
+				return err
 			}
-			if req.URL.Scheme != via[0].URL.Scheme || !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
-				return fmt.Errorf("%w: git redirect from %s to another origin %s", ErrRedirect, via[0].URL.Host, req.URL.Host)
-			}
-			return nil
+			return CheckGitRedirect(via[0].URL, req.URL)
 		},
 	}
 }

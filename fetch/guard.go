@@ -92,12 +92,46 @@ func guardedClient(origin *url.URL, timeout time.Duration, g *netguard.Guard) *h
 		Transport: tr,
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= maxRedirects {
-				return fmt.Errorf("%w: more than %d redirects", ErrRedirect, maxRedirects)
+			if err := checkRedirectCount(via); err != nil {
+				return err
 			}
 			return checkRedirect(g, origin, req.URL)
 		},
 	}
+}
+
+// checkRedirectCount bounds the redirects of one fetch (maxRedirects), for
+// URL documents and git alike.
+func checkRedirectCount(via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("%w: more than %d redirects", ErrRedirect, maxRedirects)
+	}
+	return nil
+}
+
+// CheckGitRedirect decides whether a git request first sent to origin may
+// follow a redirect to target: only within that origin
+// (netguard.SameOrigin), and never to a URL with a user name. It sends
+// nothing.
+//
+// This is deliberately narrower than a URL document's rule (CheckRedirect,
+// which follows a public link to any https URL of a public host): a GitHub
+// link names a repository on github.com (or on HARNESS_GIT_BASE), its trust
+// is read from that link (official only for the official repository), and
+// its packs must come from there; GitHub's own redirects (a renamed
+// repository) stay on its origin. For the same reason the git client has
+// no address guard on its dialer: its one origin is fixed by the program
+// (https://github.com) or by the user (HARNESS_GIT_BASE, a loopback git
+// server in tests), never by a document, and a redirect cannot leave it.
+// It is the rule CheckRedirect applies to a loopback link.
+func CheckGitRedirect(origin, target *url.URL) error {
+	if target.User != nil {
+		return fmt.Errorf("%w: to a URL with a user name", ErrRedirect)
+	}
+	if !netguard.SameOrigin(origin, target) {
+		return fmt.Errorf("%w: git redirect from %s://%s to another origin %s://%s", ErrRedirect, origin.Scheme, origin.Host, target.Scheme, target.Host)
+	}
+	return nil
 }
 
 // dialDecision is the guarded dialer's check of one connection's address:
@@ -132,7 +166,7 @@ func checkRedirect(g *netguard.Guard, origin, target *url.URL) error {
 	}
 	host := target.Hostname()
 	if IsLoopbackHost(origin.Hostname()) {
-		if !strings.EqualFold(target.Scheme, origin.Scheme) || !strings.EqualFold(target.Host, origin.Host) {
+		if !netguard.SameOrigin(origin, target) {
 			return fmt.Errorf("%w: from the loopback origin %s to another origin %s://%s", ErrRedirect, origin.Host, target.Scheme, target.Host)
 		}
 		return nil
