@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,10 +124,10 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List)
 			l.Errorf(pos, "requires lists %q twice", r)
 		}
 		seen[r] = true
-		if contains(OlderRequires, r) {
+		if slices.Contains(OlderRequires, r) {
 			l.Warnf(pos, "requires %q is not a capability of the plugin reference (%s); a host that follows the reference lacks it and hides the document",
 				r, strings.Join(KnownRequires, ", "))
-		} else if !contains(KnownRequires, r) {
+		} else if !slices.Contains(KnownRequires, r) {
 			msg := fmt.Sprintf("requires %q is not a capability this engine knows", r)
 			if s := yamlx.Suggest(r, KnownRequires); s != "" {
 				l.Errorf(pos, "%s (did you mean %q?)", msg, s)
@@ -160,15 +161,6 @@ func parseFrontMatter(p *Plugin, d *yamlx.Doc, sc *schemaCompiler, l *diag.List)
 	if x := laterObj(c, o, "legacy"); x != nil {
 		p.Legacy = parseLegacy(c, x)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func parseAccess(c *yamlx.Ctx, o *yamlx.Obj) Access {

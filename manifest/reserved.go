@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -25,10 +26,8 @@ func ReservedIDs() []string { return append([]string(nil), reservedIDs...) }
 // ..."), or "" when one may: it is a native or core plugin's id, or it
 // starts with RemotePrefix.
 func Reserved(id string) string {
-	for _, r := range reservedIDs {
-		if id == r {
-			return "reserved for the host's own tools"
-		}
+	if slices.Contains(reservedIDs, id) {
+		return "reserved for the host's own tools"
 	}
 	if strings.HasPrefix(id, RemotePrefix) || id+"-" == RemotePrefix {
 		return fmt.Sprintf("reserved for remote plugins (ids starting with %q)", RemotePrefix)

@@ -106,7 +106,7 @@ func (t choice) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	if contains(t.Values, s) {
+	if slices.Contains(t.Values, s) {
 		return s, true
 	}
 	if nw, old := t.Old[s]; old {

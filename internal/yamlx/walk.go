@@ -3,6 +3,7 @@ package yamlx
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,7 +54,7 @@ func (d *Doc) Mapping(n *yaml.Node, what string, known []string, l *diag.List) (
 		if _, dup := m.index[k.Value]; dup {
 			continue // reported by the structural check
 		}
-		if known != nil && !contains(known, k.Value) {
+		if known != nil && !slices.Contains(known, k.Value) {
 			msg := "unknown key " + strconv.Quote(k.Value) + " in " + what
 			if s := Suggest(k.Value, known); s != "" {
 				msg += " (did you mean " + strconv.Quote(s) + "?)"
@@ -65,15 +66,6 @@ func (d *Doc) Mapping(n *yaml.Node, what string, known []string, l *diag.List) (
 		m.Fields = append(m.Fields, Pair{Key: k.Value, KeyN: k, Value: v})
 	}
 	return m, true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Suggest returns the known word closest to s, if it is close enough.
