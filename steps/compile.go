@@ -73,8 +73,8 @@ type KindUse struct {
 // nameRE is what `as` and other variable names look like.
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// reservedNames cannot be bound by `as`.
-var reservedNames = map[string]bool{"input": true, "prefs": true, "actor": true, "turn": true, "grant": true, "ENV": true, "__loc__": true}
+// reservedNames cannot be bound by `as` (sorted, as the schema lists them).
+var reservedNames = []string{"ENV", "__loc__", "actor", "grant", "input", "prefs", "turn"}
 
 // Block decodes a list of steps. label prefixes the steps' numbers ("3." for
 // the steps inside step 3).
@@ -210,9 +210,7 @@ func (c *Compiler) Cap(v yamlx.Val, what string, max int, good bool) (int, bool)
 func (c *Compiler) Text(n *yaml.Node, what string, jqNull bool) (string, bool) {
 	if n != nil && n.Kind == yaml.ScalarNode {
 		switch n.Tag {
-		case "!!str", "":
-			return n.Value, true
-		case "!!int", "!!float", "!!bool":
+		case "!!str", "", "!!int", "!!float", "!!bool":
 			return n.Value, true
 		case "!!null":
 			if jqNull && n.Value == "null" {

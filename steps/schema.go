@@ -1,8 +1,6 @@
 package steps
 
 import (
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/pkuinfo/harness/internal/limits"
@@ -61,15 +59,6 @@ func stepDefs(g *yamlx.Gen, r *Registry) {
 		"description": "One step: exactly one kind key (" + strings.Join(kinds, ", ") + "), plus the modifiers " + strings.Join(modifierDecl.Keys(), " and ") + ".",
 		"oneOf":       oneOf,
 	}
-}
-
-func reserved() []any {
-	out := slices.Sorted(maps.Keys(reservedNames))
-	list := make([]any, len(out))
-	for i, n := range out {
-		list[i] = n
-	}
-	return list
 }
 
 // kindValue is the schema of the value under a kind's key: its scalar form,

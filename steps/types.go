@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"slices"
+
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/manifest"
 	"go.yaml.in/yaml/v3"
@@ -38,16 +40,13 @@ func (t TemplateType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool
 	tp := compilerOf(c).CompileTemplate(n, what, t.Esc)
 	return tp, tp != nil
 }
-func (TemplateType) Schema(*yamlx.Gen) map[string]any { return textSchema() }
+func (TemplateType) Schema(*yamlx.Gen) map[string]any { return yamlx.Scalar{}.Schema(nil) }
 func (t TemplateType) Name() string {
 	if t.Label != "" {
 		return t.Label
 	}
 	return "template"
 }
-
-// textSchema is a template: a string, or a number or boolean taken as written.
-func textSchema() map[string]any { return map[string]any{"type": []any{"string", "number", "boolean"}} }
 
 // ValueType is any value whose strings are templates; it decodes to
 // *valueTemplate.
@@ -76,14 +75,14 @@ func (nameType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	case !nameRE.MatchString(s):
 		c.Errorf(n, "%s: %q is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", what, s)
 		return nil, false
-	case reservedNames[s]:
+	case slices.Contains(reservedNames, s):
 		c.Errorf(n, "%s: $%s is reserved", what, s)
 		return nil, false
 	}
 	return s, true
 }
 func (nameType) Schema(*yamlx.Gen) map[string]any {
-	return map[string]any{"type": "string", "pattern": nameRE.String(), "not": map[string]any{"enum": reserved()}}
+	return map[string]any{"type": "string", "pattern": nameRE.String(), "not": yamlx.Enum{Values: reservedNames}.Schema(nil)}
 }
 func (nameType) Name() string { return "name" }
 
