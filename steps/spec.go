@@ -22,26 +22,13 @@ type Spec struct {
 	Caps    Caps
 }
 
-// Field is one key of a kind's mapping as the reference words it,
-// generated from the declaration.
-type Field struct {
-	Name     string
-	Type     string // the type's name ("jq", "template", "integer 1 to 5", "GET|HEAD", ...)
-	Doc      string
-	Default  string
-	Required bool
-}
-
-// Fields words the declared keys of the kind's mapping form.
-func (s Spec) Fields() []Field {
+// Fields are the declared keys of the kind's mapping form (none without
+// one); a field's Type.Name and DefaultText word it as the reference does.
+func (s Spec) Fields() []yamlx.Field {
 	if s.Decl == nil {
 		return nil
 	}
-	out := make([]Field, len(s.Decl.Fields))
-	for i, f := range s.Decl.Fields {
-		out[i] = Field{Name: f.Name, Type: f.Type.Name(), Doc: f.Doc, Default: f.DefaultText(), Required: f.Required}
-	}
-	return out
+	return s.Decl.Fields
 }
 
 // Caps are what a kind may do, for review and for the access check.

@@ -90,12 +90,12 @@ func explainKind(w io.Writer, s steps.Spec) {
 	if len(s.Fields()) > 0 {
 		fmt.Fprintln(w, "\nFields:")
 		for _, f := range s.Fields() {
-			head := f.Type
+			head := f.Type.Name()
 			switch {
 			case f.Required:
 				head += ", required"
-			case f.Default != "":
-				head += ", default " + f.Default
+			case f.DefaultText() != "":
+				head += ", default " + f.DefaultText()
 			}
 			fmt.Fprintf(w, "  %s (%s)\n", f.Name, head)
 			if f.Doc != "" {

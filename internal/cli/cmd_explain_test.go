@@ -38,7 +38,7 @@ func TestExplainKind(t *testing.T) {
 		require.Equal(t, 0, code, errs)
 		assert.True(t, strings.HasPrefix(out, k+": "), out)
 		for _, f := range s.Fields() {
-			assert.Contains(t, out, "\n  "+f.Name+" ("+f.Type, "%s field %s", k, f.Name)
+			assert.Contains(t, out, "\n  "+f.Name+" ("+f.Type.Name(), "%s field %s", k, f.Name)
 		}
 		for _, ln := range strings.Split(s.Example, "\n") {
 			assert.Contains(t, out, "\n  "+ln+"\n", "%s example", k)
