@@ -25,10 +25,7 @@ func (s *failStep) Run(ctx context.Context, f *Frame) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(msg) > 2000 {
-		msg = msg[:2000]
-	}
-	return nil, &Failure{Msg: CleanString(msg)}
+	return nil, &Failure{Msg: CleanString(msg[:min(len(msg), 2000)])}
 }
 
 var _ Step = (*failStep)(nil)

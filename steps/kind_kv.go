@@ -22,7 +22,7 @@ var kvSetSpec = Spec{
 	Kind:    "kv_set",
 	Summary: "Store a value in the plugin's private store (needs the kv ability); a null value deletes the key. Output: the value.",
 	Decl: &yamlx.Decl{Name: "kv_set", Fields: []yamlx.Field{
-		{Name: "key", Type: TemplateType{Esc: Text}, Required: true, Doc: "the key (at most 200 characters)"},
+		{Name: "key", Type: TemplateType{Esc: Text}, Required: true, Doc: fmt.Sprintf("the key (at most %d characters)", MaxKeyLen)},
 		{Name: "value", Type: JQType, Default: ".", Doc: "the value to store"},
 	}},
 	Example: `- kv_set: { key: "last", value: '{at: 1}' }`,

@@ -75,11 +75,10 @@ type kvTemplate struct {
 }
 
 func decodeRequest(c *Compiler, n *yaml.Node) Step {
-	s := decodeRequestStep(c, n)
-	if s == nil {
-		return nil
+	if s := decodeRequestStep(c, n); s != nil {
+		return s
 	}
-	return s
+	return nil // not a nil *requestStep in a Step
 }
 
 func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
