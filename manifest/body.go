@@ -231,14 +231,10 @@ func parseBody(p *Plugin, body []byte, bodyLine int, l *diag.List) []*Block {
 		cuts = append(cuts, cut{from, to})
 		b := &Block{Kind: info[1], Name: info[2], Text: buf.Bytes(), Pos: infoPos}
 		if lang == "yaml" {
-			lim := yamlx.Limits{MaxBytes: MaxToolBytes, MaxKeys: 20000, MaxDepth: 24}
-			if b.Kind == "test" {
-				lim = yamlx.Limits{MaxBytes: MaxFileBytes, MaxKeys: 50000, MaxDepth: 40}
-			}
 			if len(lines) == 0 {
 				lines = []yamlx.LineMap{{Line: infoPos.Line + 1}}
 			}
-			b.Doc = yamlx.Parse("PLUGIN.md", b.Text, 0, lines, lim, l)
+			b.Doc = yamlx.Parse("PLUGIN.md", b.Text, 0, lines, yamlLimits[b.Kind], l)
 		}
 		blocks = append(blocks, b)
 		return ast.WalkSkipChildren, nil

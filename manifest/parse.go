@@ -21,6 +21,13 @@ const (
 	MaxWidgetBytes      = 256 << 10
 )
 
+// yamlLimits bound the YAML of a tool and of a test file, in a file of its
+// own or in a fenced block.
+var yamlLimits = map[string]yamlx.Limits{
+	"tool": {MaxBytes: MaxToolBytes, MaxKeys: 20000, MaxDepth: 24},
+	"test": {MaxBytes: MaxFileBytes, MaxKeys: 50000, MaxDepth: 40},
+}
+
 var (
 	idRE       = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	toolNameRE = regexp.MustCompile(`^[a-z][A-Za-z0-9_-]*$`)
@@ -74,7 +81,7 @@ func Parse(files Files) (*Plugin, diag.List) {
 				l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "tools/ holds only NAME.yaml files")
 				continue
 			}
-			d := yamlx.Parse(name, files[name], 1, nil, yamlx.Limits{MaxBytes: MaxToolBytes, MaxKeys: 20000, MaxDepth: 24}, &l)
+			d := yamlx.Parse(name, files[name], 1, nil, yamlLimits["tool"], &l)
 			blocks = append(blocks, &Block{Kind: "tool", Name: strings.TrimSuffix(base, ext), Doc: d, Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
 		case dir == "widgets/":
 			if path.Ext(base) != ".json" {
@@ -83,7 +90,7 @@ func Parse(files Files) (*Plugin, diag.List) {
 			}
 			blocks = append(blocks, &Block{Kind: "widget", Name: strings.TrimSuffix(base, ".json"), Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
 		case dir == "tests/" && (path.Ext(base) == ".yaml" || path.Ext(base) == ".yml"):
-			d := yamlx.Parse(name, files[name], 1, nil, yamlx.Limits{MaxBytes: MaxFileBytes, MaxKeys: 50000, MaxDepth: 40}, &l)
+			d := yamlx.Parse(name, files[name], 1, nil, yamlLimits["test"], &l)
 			blocks = append(blocks, &Block{Kind: "test", Name: strings.TrimSuffix(base, path.Ext(base)), Doc: d, Text: files[name], Pos: diag.Pos{File: name, Line: 1, Col: 1}})
 		// A file the engine would not read must not look read: a test case
 		// in a subfolder would never run, a tool would never be offered.

@@ -22,7 +22,7 @@ type Limits struct {
 	MaxDepth int // nesting of mappings and sequences
 }
 
-// DefaultLimits are those of a front matter or a tool file.
+// DefaultLimits are those of a tool file (a front matter has tighter ones).
 var DefaultLimits = Limits{MaxBytes: 256 << 10, MaxKeys: 20000, MaxDepth: 24}
 
 // LineMap places the lines of a YAML text inside its file: line i of the text
