@@ -138,20 +138,6 @@ var legacyDecl = &yamlx.Decl{Name: "legacy", Fields: []yamlx.Field{
 	{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old <plugin>.<widget> (or a widget key) to widget keys of this plugin."},
 }}
 
-// keyed checks that an item's key (or name) is unique among seen.
-func keyed(c *yamlx.Ctx, o *yamlx.Obj, field string, seen map[string]bool) (string, bool) {
-	s := o.String(field)
-	if s == "" {
-		return "", false
-	}
-	if seen[s] {
-		c.Errorf(o.NodeOf(field), "%s %q is used twice", field, s)
-		return "", false
-	}
-	seen[s] = true
-	return s, true
-}
-
 func parseDataSources(c *yamlx.Ctx, fm *yamlx.Obj) []DataSource {
 	var out []DataSource
 	v, n, _ := c.Later(fm, "dataSources")
@@ -282,20 +268,20 @@ func parseContributes(c *yamlx.Ctx, co *yamlx.Obj) Contributes {
 	pos := c.Doc.NodePos
 	ws, wn := items(c, co, "widgets")
 	for i, o := range ws {
-		if key, ok := keyed(c, o, "key", seen); ok {
+		if key, ok := c.Unique(o, "key", seen); ok {
 			out.Widgets = append(out.Widgets, Widget{Pos: pos(wn[i]), Key: key, Title: o.String("title"),
 				DataSource: o.String("dataSource"), Template: cmp.Or(o.String("template"), key)})
 		}
 	}
 	ss, sn := items(c, co, "screens")
 	for i, o := range ss {
-		if key, ok := keyed(c, o, "key", seen); ok {
+		if key, ok := c.Unique(o, "key", seen); ok {
 			out.Screens = append(out.Screens, Screen{Pos: pos(sn[i]), Key: key, Title: o.String("title"), Template: cmp.Or(o.String("template"), key)})
 		}
 	}
 	rs, rn := items(c, co, "settings")
 	for i, o := range rs {
-		if key, ok := keyed(c, o, "key", seen); ok {
+		if key, ok := c.Unique(o, "key", seen); ok {
 			r := SettingRow{Pos: pos(rn[i]), Key: key, Title: o.String("title"), Preference: o.String("preference"), Tool: o.String("tool")}
 			if (r.Preference == "") == (r.Tool == "") {
 				c.L.Errorf(r.Pos, "settings row %q names either a preference or a tool", r.Key)
@@ -305,7 +291,7 @@ func parseContributes(c *yamlx.Ctx, co *yamlx.Obj) Contributes {
 	}
 	cs, cn := items(c, co, "commands")
 	for i, o := range cs {
-		if key, ok := keyed(c, o, "key", seen); ok && o.String("tool") != "" {
+		if key, ok := c.Unique(o, "key", seen); ok && o.String("tool") != "" {
 			out.Commands = append(out.Commands, Command{Pos: pos(cn[i]), Key: key, Title: o.String("title"), Tool: o.String("tool"),
 				Input: asObject(o.Value("input"))})
 		}

@@ -65,20 +65,29 @@ func (t Keyed) decodeList(c *Ctx, n *yaml.Node, what string) (any, bool) {
 	out := make([]Entry, 0, len(n.Content))
 	for _, item := range n.Content {
 		o, good := c.Object(item, old)
-		ok = ok && good
-		name := o.String(t.By)
-		if o == nil || name == "" {
-			continue
+		name, unique := c.Unique(o, t.By, seen) // a missing name is bad already
+		ok = ok && good && unique
+		if unique {
+			out = append(out, Entry{Key: name, KeyN: o.NodeOf(t.By), Node: item, Value: o})
 		}
-		if seen[name] {
-			c.Errorf(o.NodeOf(t.By), "%s %q is used twice", t.By, name)
-			ok = false
-			continue
-		}
-		seen[name] = true
-		out = append(out, Entry{Key: name, KeyN: o.NodeOf(t.By), Node: item, Value: o})
 	}
 	return out, ok
+}
+
+// Unique is the string field of o, a decoded item of a list, when it is set
+// and no item before it (those in seen) has the same; a second one is an
+// error at its value: `key "x" is used twice`.
+func (c *Ctx) Unique(o *Obj, field string, seen map[string]bool) (string, bool) {
+	s := o.String(field)
+	if s == "" {
+		return "", false
+	}
+	if seen[s] {
+		c.Errorf(o.NodeOf(field), "%s %q is used twice", field, s)
+		return "", false
+	}
+	seen[s] = true
+	return s, true
 }
 
 func (t Keyed) listDecl() *Decl {
