@@ -202,9 +202,9 @@ var serviceDecl = &yamlx.Decl{Name: "a service", Def: "service", Doc: "One campu
 	{Name: "csrf", Type: yamlx.Object{Decl: csrfDecl}, Doc: "A cookie whose value the proxy copies into a header."},
 	{Name: "headers", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Fixed headers the service always needs; they win over a step's header of the same name."},
 	{Name: "query", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Fixed query parameters, added when a request lacks them."},
-	{Name: "concurrency", Type: yamlx.Int{Min: 0, Max: 64}, Default: int64(0), Doc: "Requests in flight to the service across calls (0: the proxy's default)."},
-	{Name: "entry", Type: yamlx.List{Of: yamlx.String{}, Max: 256}, Doc: "Login and hand-off entry points: path prefixes a step never requests and whose answers are never stored."},
-	{Name: "networks", Type: yamlx.List{Of: yamlx.String{}, Max: 64}, Doc: "Campus address blocks the service's hosts live in, beyond 162.105.0.0/16 (\"115.27.0.0/16\")."},
+	{Name: "concurrency", Type: yamlx.Int{Min: 0, Max: maxConcurrency}, Default: int64(0), Doc: "Requests in flight to the service across calls (0: the proxy's default)."},
+	{Name: "entry", Type: yamlx.List{Of: yamlx.String{}, Max: maxEntries}, Doc: "Login and hand-off entry points: path prefixes a step never requests and whose answers are never stored."},
+	{Name: "networks", Type: yamlx.List{Of: yamlx.String{}, Max: maxNetworks}, Doc: "Campus address blocks the service's hosts live in, beyond 162.105.0.0/16 (\"115.27.0.0/16\")."},
 }}
 
 var authDecl = &yamlx.Decl{Name: "auth", Fields: []yamlx.Field{
@@ -215,7 +215,7 @@ var authDecl = &yamlx.Decl{Name: "auth", Fields: []yamlx.Field{
 var loginDecl = &yamlx.Decl{Name: "login", Fields: []yamlx.Field{
 	{Name: "redirect", Type: yamlx.String{}, Doc: "A path prefix (on any host) or absolute URL prefix: a redirect there means the session has expired."},
 	{Name: "redirects", Type: yamlx.List{Of: yamlx.String{}}, Doc: "More such prefixes."},
-	{Name: "status", Type: yamlx.List{Of: yamlx.Int{Min: 100, Max: 599, Hint: "an HTTP status"}}, Doc: "HTTP statuses that mean expired."},
+	{Name: "status", Type: yamlx.List{Of: httpStatus}, Doc: "HTTP statuses that mean expired."},
 	{Name: "json", Type: yamlx.MapOf{Of: yamlx.List{Of: yamlx.Scalar{}}}, Doc: "A top-level field of a JSON body and the values that mean expired, compared as text."},
 }}
 
@@ -223,6 +223,17 @@ var csrfDecl = &yamlx.Decl{Name: "csrf", Fields: []yamlx.Field{
 	{Name: "cookie", Type: yamlx.String{}, Doc: "The cookie holding the token (with header)."},
 	{Name: "header", Type: yamlx.String{}, Doc: "The header the proxy copies it into (with cookie)."},
 }}
+
+// Bounds of a catalogue entry: its declaration checks them in a services
+// file, compileService in every entry.
+const (
+	maxConcurrency = 64
+	maxEntries     = 256 // entry points (compileService counts the login paths too)
+	maxNetworks    = 64
+)
+
+// httpStatus is a login status, an HTTP status code.
+var httpStatus = yamlx.Int{Min: 100, Max: 599, Hint: "an HTTP status"}
 
 // serviceNameRE is validName's rule (and the schema's).
 var serviceNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
@@ -490,7 +501,7 @@ func compileService(name string, s *Service) (*service, error) {
 		cs.loginURLs = append(cs.loginURLs, loginURL{origin: originOf(u), path: u.EscapedPath()})
 	}
 	for _, st := range s.Login.Status {
-		if st < 100 || st > 599 {
+		if int64(st) < httpStatus.Min || int64(st) > httpStatus.Max {
 			return nil, fmt.Errorf("service %q: login status %d is not an HTTP status", name, st)
 		}
 		cs.loginStatus[st] = true
@@ -547,14 +558,14 @@ func compileService(name string, s *Service) (*service, error) {
 	if _, err := netguard.ParseNetworks(s.Networks); err != nil {
 		return nil, fmt.Errorf("service %q: %v", name, err)
 	}
-	if len(s.Networks) > 64 {
-		return nil, fmt.Errorf("service %q: more than 64 networks", name)
+	if len(s.Networks) > maxNetworks {
+		return nil, fmt.Errorf("service %q: more than %d networks", name, maxNetworks)
 	}
-	if len(cs.entry) > 256 {
-		return nil, fmt.Errorf("service %q: more than 256 entry points", name)
+	if len(cs.entry) > maxEntries {
+		return nil, fmt.Errorf("service %q: more than %d entry points", name, maxEntries)
 	}
-	if s.Concurrency < 0 || s.Concurrency > 64 {
-		return nil, fmt.Errorf("service %q: concurrency must be between 0 and 64", name)
+	if s.Concurrency < 0 || s.Concurrency > maxConcurrency {
+		return nil, fmt.Errorf("service %q: concurrency must be between 0 and %d", name, maxConcurrency)
 	}
 	return cs, nil
 }
