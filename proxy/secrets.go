@@ -380,9 +380,6 @@ func readKeystore(path string) (Secrets, *LoginInfo, error) {
 	return m, kf.Login, nil
 }
 
-// Path is the keystore file.
-func (k *FileKeystore) Path() string { return k.path }
-
 // Update implements Keystore: merges the cookies into the service's
 // session as the file holds it now, and rewrites the file.
 func (k *FileKeystore) Update(service string, cookies map[string]string) error {

@@ -37,9 +37,6 @@ func (m *Map) Get(k string) (Pair, bool) {
 	return m.Fields[i], true
 }
 
-// Has reports whether key k is present.
-func (m *Map) Has(k string) bool { _, ok := m.Get(k); return ok }
-
 // Mapping reads n as a mapping. known, when not nil, lists the allowed keys:
 // any other key is an error with a "did you mean" suggestion. what names the
 // thing for messages ("the front matter", "a step").
@@ -180,21 +177,6 @@ func (d *Doc) Strings(n *yaml.Node, what string, l *diag.List) ([]string, bool) 
 		s, good := d.String(c, what+" item", l)
 		ok = ok && good
 		out = append(out, s)
-	}
-	return out, ok
-}
-
-// StringMap reads a mapping of strings to strings, in key order.
-func (d *Doc) StringMap(n *yaml.Node, what string, l *diag.List) (map[string]string, bool) {
-	m, ok := d.Mapping(n, what, nil, l)
-	if !ok {
-		return nil, false
-	}
-	out := make(map[string]string, len(m.Fields))
-	for _, f := range m.Fields {
-		s, good := d.String(f.Value, what+" value "+strconv.Quote(f.Key), l)
-		ok = ok && good
-		out[f.Key] = s
 	}
 	return out, ok
 }
