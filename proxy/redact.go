@@ -281,6 +281,29 @@ func (st *redState) addTransforms(v string) {
 			st.pat(pattern{s: f})
 		}
 	}
+	if m := scientificMantissa(v); m != "" {
+		st.pat(pattern{s: m})
+	}
+}
+
+// scientificMantissa is the mantissa of a number credential (all digits)
+// in scientific notation, "7.34519826403" of 734519826403, as a server
+// that reads it as a double writes it (Java's Double.toString and Jackson:
+// 7.34519826403E11; JavaScript and Python past their plain range:
+// 7.34519826403e+11): its digits never stand together there, and a step
+// parses the number back (JSON, tonumber) into the credential. The
+// mantissa matched whole is the form; "" when v is no such number.
+func scientificMantissa(v string) string {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return ""
+		}
+	}
+	sig := strings.TrimRight(strings.TrimLeft(v, "0"), "0")
+	if len(sig) < minSecretLen {
+		return ""
+	}
+	return sig[:1] + "." + sig[1:]
 }
 
 type span struct{ from, to int }

@@ -211,6 +211,16 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 		w.servePHP(rw, r, service, v)
 		return
 	}
+	if service == "xiaobei" && r.URL.Path == "/float" {
+		// The session read as a double and written as Java writes one
+		// (Jackson, Double.toString: 7.34519826403E11), in JSON and in a
+		// page's text: the digits never stand together.
+		f, _ := strconv.ParseFloat(v, 64)
+		e := strconv.FormatFloat(f, 'E', -1, 64)
+		h.Set("Content-Type", "application/json")
+		io.WriteString(rw, `{"balance":`+strings.Replace(e, "E+", "E", 1)+`,"js":`+strconv.FormatFloat(f, 'e', -1, 64)+`,"text":"balance `+e+` yuan"}`)
+		return
+	}
 	if service == "xiaobei" {
 		h.Set("Content-Type", "application/json")
 		io.WriteString(rw, `{"balance":`+v+`,"ids":[`+v+`,1],"text":"`+v+`"}`)
