@@ -168,7 +168,7 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 	for i, b := range bundled {
 		d := docs[i]
 		if d.l.HasErrors() {
-			r.note(fmt.Errorf("bundled document %s is invalid: %v", d.p.ID, d.l.Err()))
+			r.note(docProblem(d.p, fmt.Errorf("bundled document %s is invalid: %v", d.p.ID, d.l.Err())))
 			continue
 		}
 		trust := b.Trust
@@ -188,7 +188,7 @@ func addHome(r *Registry, installed []fetch.Installed, bundled []Bundle) map[str
 	refused := map[string]error{}
 	for _, in := range installed {
 		if in.Err != nil {
-			r.note(in.Err)
+			r.note(&DocumentProblem{ID: in.Entry.ID, Hash: in.Entry.Hash, Err: in.Err})
 			refused[in.Entry.ID] = in.Err
 			continue
 		}

@@ -157,7 +157,7 @@ func (s *MCPService) refresh(r *Registry, cat Catalogue) {
 		}); err != nil {
 			// One document's tool the SDK will not serve must not take the
 			// other documents' tools down with it.
-			r.note(fmt.Errorf("%s is not served over MCP: %v", ct.ID, err))
+			r.note(r.toolProblem(ct.ID, fmt.Errorf("%s is not served over MCP: %v", ct.ID, err)))
 			if _, was := s.served[name]; was {
 				s.srv.RemoveTools(name)
 				delete(s.served, name)

@@ -25,6 +25,10 @@ type WatchOptions struct {
 	// OnError hears a home that changed but could not be opened; the
 	// tools served stay as they were. Nil drops it.
 	OnError func(error)
+	// OnRefresh hears each registry served after a change, once its
+	// catalogue is served (with the problems Refresh noted in it). Nil
+	// drops it.
+	OnRefresh func(*Registry)
 }
 
 // DefaultWatchEvery is WatchOptions.Every's default.
@@ -63,6 +67,9 @@ func (s *MCPService) Watch(ctx context.Context, o WatchOptions) {
 		r, err := o.Reopen(ctx)
 		if err == nil {
 			err = s.Refresh(r)
+		}
+		if err == nil && o.OnRefresh != nil {
+			o.OnRefresh(r)
 		}
 		if err != nil {
 			if o.OnError != nil {

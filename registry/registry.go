@@ -106,7 +106,7 @@ func (r *Registry) addPrepared(d prepared, trust Trust, o DocOptions) (*Document
 			id = "a document"
 		}
 		err := fmt.Errorf("%s is invalid: %v", id, l.Err())
-		r.note(err)
+		r.note(docProblem(p, err))
 		return nil, err
 	}
 	return r.addDocument(p, trust, o, d.effects)
@@ -130,7 +130,7 @@ func (r *Registry) addDocument(p *manifest.Plugin, trust Trust, o DocOptions, ef
 	for _, id := range append([]string{p.ID}, p.Legacy.IDs...) {
 		if why := manifest.Reserved(id); why != "" {
 			err := fmt.Errorf("%s refused: %q is %s", p.ID, id, why)
-			r.note(err)
+			r.note(docProblem(p, err))
 			return nil, err
 		}
 	}
@@ -154,7 +154,7 @@ func (r *Registry) addDocument(p *manifest.Plugin, trust Trust, o DocOptions, ef
 		}
 		if t.schema == nil {
 			err := fmt.Errorf("%s: tool %s has no compiled input schema", p.ID, mt.Name)
-			r.note(err)
+			r.note(docProblem(p, err))
 			return nil, err
 		}
 		d.Tools = append(d.Tools, t)
@@ -241,7 +241,7 @@ func (r *Registry) add(d *Document, legacy []string) error {
 	}
 	if err != nil {
 		err = fmt.Errorf("%s (%s) refused: %w", d.ID, d.Origin, err)
-		r.problems = append(r.problems, err)
+		r.problems = append(r.problems, docProblem(d.Plugin, err))
 		return err
 	}
 	d.Unavailable = r.unavailable(d)
@@ -276,7 +276,7 @@ func (r *Registry) dropFor(id string) {
 		delete(r.tools, t.ID)
 		delete(r.models, t.ModelName)
 	}
-	r.problems = append(r.problems, fmt.Errorf("%s (%s) dropped: %w: %q is the id of the host's native tools", prev.ID, prev.Origin, ErrConflict, id))
+	r.problems = append(r.problems, docProblem(prev.Plugin, fmt.Errorf("%s (%s) dropped: %w: %q is the id of the host's native tools", prev.ID, prev.Origin, ErrConflict, id)))
 }
 
 func (r *Registry) unavailable(d *Document) string {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/pkuinfo/harness/registry"
@@ -38,7 +37,9 @@ A malformed line on stdio is answered with a JSON-RPC error (-32700 or -32600) a
 the session goes on; the requests read before stdin ends are answered before exit.
 The tool list follows the home folder: a document installed, updated, removed,
 enabled or disabled, or a mode set with harness modes, by any process, reaches the
-client as notifications/tools/list_changed. A refusal names the harness modes line
+client as notifications/tools/list_changed. A problem of a document (invalid,
+quarantined, refused) is said on stderr once per content of the document, again
+only when its content changes, however often the home changes. A refusal names the harness modes line
 that would allow the call.
 
 --http ADDR serves Streamable HTTP at http://ADDR/mcp instead (ADDR is HOST:PORT or
@@ -63,19 +64,20 @@ keystore (or --secrets) and the built-in service catalogue (plus --services).`,
 			}
 			defer stop()
 			opts := append(capabilityOption(cmd, caps), h.RegistryOptions()...)
-			r, err := openRegistry(ctx, app, opts...)
+			r, err := openRegistryQuiet(ctx, app, opts...)
 			if err != nil {
 				return err
 			}
-			seen := len(r.Problems())
 			svc, err := r.MCPService(registry.MCPOptions{Name: "harness", Version: "1", NoElicit: noElicit})
 			if err != nil {
 				return Exit(ExitFailed, err)
 			}
-			for _, p := range r.Problems()[seen:] {
-				fmt.Fprintf(app.Stderr, "harness: warning: %s\n", terminalSafe(p.Error()))
-			}
-			reopen := func(ctx context.Context) (*registry.Registry, error) { return openRegistry(ctx, app, opts...) }
+			// The registry is reopened at every change of the home: each
+			// problem is said once per document content.
+			w := &problemWarner{app: app}
+			w.warn(r.Problems())
+			reopen := func(ctx context.Context) (*registry.Registry, error) { return openRegistryQuiet(ctx, app, opts...) }
+			serve.onRefresh = func(r *registry.Registry) { w.warn(r.Problems()) }
 			return serveMCP(ctx, app, svc, h.Home(), reopen, serve)
 		},
 	}

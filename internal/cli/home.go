@@ -113,6 +113,19 @@ func bundledDocuments(store *fetch.Store) ([]registry.Bundle, error) {
 // documents, the installed ones, the remote plugins and the settings tools. Problems (a quarantined plugin, a
 // clash of ids) go to stderr as warnings.
 func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*registry.Registry, error) {
+	r, err := openRegistryQuiet(ctx, app, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range r.Problems() {
+		fmt.Fprintf(app.Stderr, "harness: warning: %s\n", terminalSafe(p.Error()))
+	}
+	return r, nil
+}
+
+// openRegistryQuiet is openRegistry leaving its problems to the caller
+// (harness mcp says each once: problemWarner).
+func openRegistryQuiet(ctx context.Context, app *App, opts ...registry.Option) (*registry.Registry, error) {
 	store, err := openStore(app)
 	if err != nil {
 		return nil, err
@@ -129,9 +142,6 @@ func openRegistry(ctx context.Context, app *App, opts ...registry.Option) (*regi
 	// The agent reads and changes the documents' preferences through these;
 	// no document can hold their id (manifest.Reserved).
 	r.AddNative(registry.SettingsPlugin, registry.SettingsTools(r)...)
-	for _, p := range r.Problems() {
-		fmt.Fprintf(app.Stderr, "harness: warning: %s\n", terminalSafe(p.Error()))
-	}
 	return r, nil
 }
 

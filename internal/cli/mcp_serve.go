@@ -22,6 +22,8 @@ type mcpServeFlags struct {
 	http      string // --http ADDR; used when httpSet
 	httpSet   bool
 	tokenFile string // --token-file F
+	// onRefresh hears each registry served after a change of the home.
+	onRefresh func(*registry.Registry)
 }
 
 // maxTokenFile bounds a --token-file.
@@ -59,8 +61,9 @@ func serveMCP(ctx context.Context, app *App, svc *registry.MCPService, home stri
 	defer cancel()
 	if home != "" {
 		go svc.Watch(ctx, registry.WatchOptions{
-			Paths:  []string{filepath.Join(home, "state.json"), filepath.Join(home, "permissions.json"), filepath.Join(home, "remote.json")},
-			Reopen: reopen,
+			Paths:     []string{filepath.Join(home, "state.json"), filepath.Join(home, "permissions.json"), filepath.Join(home, "remote.json")},
+			Reopen:    reopen,
+			OnRefresh: f.onRefresh,
 			OnError: func(err error) {
 				app.warn(err.Error())
 			},
