@@ -215,18 +215,15 @@ type run struct {
 	tool  *tool
 	cfg   *runConfig // &rc
 	rc    runConfig
-	frame steps.Frame
-	watch watched // the heap watch's view of this run
+	frame steps.Frame // the call's context inside
 }
 
 func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	lim := &s.tool.limits
-	ctx, cancel := steps.WithDeadline(ctx, lim.Deadline)
-	defer cancel()
-	s.watch.cancel, s.watch.limit = cancel, lim.HeapBytes
-	watchHeap(&s.watch)
-	defer unwatchHeap(&s.watch)
 	f := &s.frame
+	f.Limits = lim
+	ctx = f.Begin(ctx) // the deadline and the heap watch
+	defer f.Finish()
 	f.Vars = make([]any, s.tool.slots)
 	actor := s.cfg.actor
 	if actor == "" {
@@ -249,7 +246,6 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	if f.KV != nil && s.cfg.redact != nil {
 		f.KV = redactKV{f.KV, s.cfg.redact, lim}
 	}
-	f.Limits = lim
 	f.Trace = s.cfg.trace
 	err := s.tool.block.Run(ctx, f)
 	if err != nil {
@@ -292,7 +288,7 @@ func (s *run) stepError(ctx context.Context, err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	if s.watch.stopped.Load() {
+	if s.frame.HeapStopped() {
 		se.Err = &steps.LimitError{Limit: "heapBytes", Max: s.tool.limits.HeapBytes, What: "the process heap"}
 	} else if errors.Is(se.Err, context.DeadlineExceeded) && ctx.Err() != nil {
 		se.Err = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}

@@ -2,20 +2,30 @@ package steps
 
 import (
 	"context"
+	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// A call has two deadlines: its own (the deadline limit) and its current
-// request's (requestTimeout). Each is a context that one shared watcher
-// cancels, looking at the clock every DeadlineTick while any is pending,
-// rather than a timer of each run's and each request's own: the deadlines
-// are seconds long, and a timer per context (its entry in the runtime's
-// timer heap, stopping it) was a tenth of a short tool's time in the
-// engine.
+// A call has two deadlines, its own (the deadline limit) and its current
+// request's (requestTimeout), and a bound on the process heap (heapBytes).
+// Each deadline is a context of this file's own kind, which one shared
+// watcher ends, looking at the clock every DeadlineTick while any is
+// pending, rather than a timer of each run's and each request's own: the
+// deadlines are seconds long, and a timer per context (its entry in the
+// runtime's timer heap, stopping it) was a tenth of a short tool's time in
+// the engine. The same watcher samples the heap for the contexts that bound
+// it (the heap watch).
+//
+// The contexts are not the context package's: a call's context lives inside
+// the call's frame (no allocation), a request's is one allocation, and
+// neither registers among its parent's children when the parent is one of
+// these. A context derived from one of them with the context package (as
+// net/http derives one per request) registers through AfterFunc.
 
-// DeadlineTick is how often the watcher looks at the clock: a deadline
-// ends its context at most this much late.
+// DeadlineTick is how often the watcher looks at the clock and the heap: a
+// deadline ends its context at most this much late.
 const DeadlineTick = 10 * time.Millisecond
 
 // WithDeadline returns a context that ends at now+d (DeadlineExceeded, as
@@ -25,103 +35,294 @@ const DeadlineTick = 10 * time.Millisecond
 // nothing (a request under a call whose deadline comes first needs no
 // context of its own).
 //
-// Under one of these (a request under its call), the new context derives
-// from what the parent derives from and stands under the parent in the
-// watcher's books instead: the parent's ending (its cancel, its deadline,
-// the heap watch) ends it with the parent's cause, as a context child
-// would, and the parent's own parent ends it as a context child. That
-// spares each request its registration among the call's context children
-// (a map the context package allocates, and removes the entry from, per
-// request).
+// Under one of these (a request under its call), the new context stands
+// under the parent in the watcher's books: the parent's ending (its cancel,
+// its deadline, the heap watch, its own parent) ends it, with the same
+// error, as a context child would, without an entry among the context
+// package's children (a map allocated, entered and left per request).
 func WithDeadline(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {
 		return context.WithTimeout(parent, d) // already over
 	}
-	at := time.Now().Add(d)
-	up, _ := parent.(*deadlineCtx)
-	if pd, ok := parent.Deadline(); ok && !pd.After(at) {
-		if up != nil {
-			return up, func() {}
-		}
-		inner, cancel := context.WithCancelCause(parent)
-		c := &deadlineCtx{Context: inner, cancel: cancel, at: pd, base: parent}
-		return c, c.stop
+	ctx, own := bounded(parent, d)
+	if own == nil {
+		return ctx, func() {}
 	}
-	base := parent
-	if up != nil {
-		base = up.base
-	}
-	inner, cancel := context.WithCancelCause(base)
-	c := &deadlineCtx{Context: inner, cancel: cancel, at: at, base: base, watched: true}
-	watch.mu.Lock()
-	if up != nil {
-		if up.ended != nil {
-			c.ended = up.ended
-			cancel(up.ended)
-		} else {
-			c.up = up
-			if up.kids == nil {
-				up.kids = up.kid[:0] // one request at a time, mostly: no allocation
-			}
-			up.kids = append(up.kids, c)
-		}
-	}
-	if watch.set == nil {
-		watch.set = map[*deadlineCtx]struct{}{}
-	}
-	if c.ended == nil {
-		watch.set[c] = struct{}{}
-	}
-	if !watch.running {
-		watch.running = true
-		go watchLoop()
-	}
-	watch.mu.Unlock()
-	return c, c.stop
+	return ctx, own.stop
 }
 
-// deadlineCtx is a context the watcher ends at its deadline.
+// bounded is WithDeadline for the engine's own use: the context, and the
+// one to stop when done with it (nil when it is parent itself). A cancel
+// function would be one allocation more.
+func bounded(parent context.Context, d time.Duration) (context.Context, *deadlineCtx) {
+	d = max(d, 0)
+	if up, ok := parent.(*deadlineCtx); ok && up.hasAt && !up.at.After(time.Now().Add(d)) {
+		return up, nil
+	}
+	c := &deadlineCtx{}
+	c.start(parent, d, 0)
+	return c, c
+}
+
+// release stops c when it is not nil (bounded's second result).
+func (c *deadlineCtx) release() {
+	if c != nil {
+		c.stop()
+	}
+}
+
+// WatchHeap returns a context that ends (Canceled) when the process heap
+// passes limit, or with parent; stop ends it, and heapStopped reports
+// whether the heap did. It is for work outside a call (a test case's jq
+// assertions).
+func WatchHeap(parent context.Context, limit int64) (ctx context.Context, stop func(), heapStopped func() bool) {
+	c := &deadlineCtx{}
+	c.start(parent, -1, limit)
+	return c, c.stop, c.heapStopped.Load
+}
+
+// deadlineCtx is a context the watcher ends at its deadline, or when the
+// heap passes its limit.
 type deadlineCtx struct {
-	context.Context // context.WithCancelCause of base
-	cancel          context.CancelCauseFunc
-	at              time.Time
-	watched         bool            // the watcher ends it (else its parent does first)
-	base            context.Context // the context it derives from
+	parent  context.Context // Value's, and the ending's unless up is set
+	at      time.Time       // the deadline, when hasAt
+	hasAt   bool            // false: the parent's deadline (a heap watch alone)
+	watched bool            // the watcher ends it at at (else its parent ends first)
+	foreign bool            // parent is another kind of context, which can end: hooked by AfterFunc
+	heap    int64           // the heap limit; 0: none
+
+	done        atomic.Value // chan struct{}, made when first asked for
+	err         atomic.Value // error, once ended
+	heapStopped atomic.Bool  // the heap ended it
 
 	// Under watch.mu:
-	up    *deadlineCtx    // the one it stands under without deriving from it, or nil
-	kids  []*deadlineCtx  // those standing under it
-	kid   [1]*deadlineCtx // kids' first array
-	ended error           // the cause it was ended with by end, or nil
+	unhook func() bool     // the AfterFunc on a foreign parent
+	up     *deadlineCtx    // its parent, when that is one of these
+	kids   []*deadlineCtx  // those standing under it
+	kid    [1]*deadlineCtx // kids' first array
+	after  []afterFunc     // AfterFunc's registrations
+	after1 [1]afterFunc    // after's first array
+	seq    uint64          // the last registration's number
+	ended  bool
 }
 
-func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.at, true }
+type afterFunc struct {
+	id uint64
+	f  func()
+}
 
-// Err is DeadlineExceeded once the deadline (its own, or an ancestor's of
-// the same kind) ended it, as a context.WithTimeout's is.
-func (c *deadlineCtx) Err() error {
-	err := c.Context.Err()
-	if err == context.Canceled && context.Cause(c.Context) == context.DeadlineExceeded {
-		return context.DeadlineExceeded
+// start sets c up under parent: its deadline d from now (d < 0: none), its
+// heap limit (0: none).
+func (c *deadlineCtx) start(parent context.Context, d time.Duration, heap int64) {
+	c.parent, c.heap = parent, heap
+	if d >= 0 {
+		c.at, c.hasAt, c.watched = time.Now().Add(d), true, true
 	}
-	return err
+	if pd, ok := parent.Deadline(); ok && (!c.hasAt || !pd.After(c.at)) {
+		c.at, c.hasAt, c.watched = pd, true, false
+	}
+	up, _ := parent.(*deadlineCtx)
+	var pdone <-chan struct{}
+	if up == nil {
+		pdone = parent.Done()
+		c.foreign = pdone != nil
+	}
+	var fire firing
+	watch.mu.Lock()
+	switch {
+	case d == 0:
+		c.end(context.DeadlineExceeded, &fire)
+	case up != nil && up.ended:
+		c.end(up.Err(), &fire)
+	case up != nil:
+		c.up = up
+		if up.kids == nil {
+			up.kids = up.kid[:0] // one request at a time, mostly: no allocation
+		}
+		up.kids = append(up.kids, c)
+	}
+	if !c.ended && (c.watched || c.heap > 0) {
+		if watch.set == nil {
+			watch.set = map[*deadlineCtx]struct{}{}
+		}
+		watch.set[c] = struct{}{}
+		if !watch.running {
+			watch.running = true
+			go watchLoop()
+		}
+	}
+	watch.mu.Unlock()
+	fire.run()
+	if c.foreign {
+		select {
+		case <-pdone:
+			c.parentEnded()
+		default:
+			unhook := context.AfterFunc(parent, c.parentEnded)
+			watch.mu.Lock()
+			ended := c.ended
+			if !ended {
+				c.unhook = unhook
+			}
+			watch.mu.Unlock()
+			if ended {
+				unhook()
+			}
+		}
+	}
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) {
+	if !c.hasAt {
+		return c.parent.Deadline()
+	}
+	return c.at, true
+}
+
+func (c *deadlineCtx) Value(key any) any { return c.parent.Value(key) }
+
+// Err is DeadlineExceeded once the deadline (its own, or an ancestor's)
+// ended it, as a context.WithTimeout's is, Canceled once a cancel or the
+// heap did, and the parent's error once the parent ended.
+func (c *deadlineCtx) Err() error {
+	if e, ok := c.err.Load().(error); ok {
+		return e
+	}
+	if c.foreign {
+		return c.parent.Err() // the AfterFunc may not have run yet
+	}
+	return nil
+}
+
+// closedchan is the Done of a context ended before anyone asked for it.
+var closedchan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
+func (c *deadlineCtx) Done() <-chan struct{} {
+	if d, ok := c.done.Load().(chan struct{}); ok {
+		return d
+	}
+	watch.mu.Lock()
+	defer watch.mu.Unlock()
+	if d, ok := c.done.Load().(chan struct{}); ok {
+		return d
+	}
+	d := closedchan
+	if !c.ended {
+		d = make(chan struct{})
+	}
+	c.done.Store(d)
+	return d
+}
+
+// AfterFunc implements the context package's afterFuncer: a context it
+// derives from this one (net/http's per request) is ended by f. f runs
+// when c ends, outside the watcher's lock, in the goroutine that ends c:
+// the context package's f only cancels its context (context.AfterFunc's
+// own f is started in a goroutine of its own by that context).
+func (c *deadlineCtx) AfterFunc(f func()) func() bool {
+	watch.mu.Lock()
+	if c.ended {
+		watch.mu.Unlock()
+		go f()
+		return func() bool { return false }
+	}
+	c.seq++
+	id := c.seq
+	if c.after == nil {
+		c.after = c.after1[:0]
+	}
+	c.after = append(c.after, afterFunc{id: id, f: f})
+	watch.mu.Unlock()
+	return func() bool {
+		watch.mu.Lock()
+		defer watch.mu.Unlock()
+		for i, a := range c.after {
+			if a.id == id {
+				last := len(c.after) - 1
+				c.after[i] = c.after[last]
+				c.after[last] = afterFunc{}
+				c.after = c.after[:last]
+				return true
+			}
+		}
+		return false
+	}
 }
 
 func (c *deadlineCtx) stop() {
+	var fire firing
 	watch.mu.Lock()
-	c.end(context.Canceled)
+	c.end(context.Canceled, &fire)
 	watch.mu.Unlock()
+	fire.run()
 }
 
-// end cancels c and those standing under it with cause, and takes them out
-// of the watcher's books. watch.mu is held.
-func (c *deadlineCtx) end(cause error) {
-	if c.watched {
-		delete(watch.set, c)
+// parentEnded ends c with its foreign parent's error.
+func (c *deadlineCtx) parentEnded() {
+	err := c.parent.Err()
+	if err == nil {
+		err = context.Canceled
 	}
-	if c.ended == nil {
-		c.ended = cause
+	var fire firing
+	watch.mu.Lock()
+	c.end(err, &fire)
+	watch.mu.Unlock()
+	fire.run()
+}
+
+// firing collects, while watch.mu is held, what an ending leaves to run
+// once it is released: the AfterFunc registrations of the contexts it
+// ended, and their hooks on foreign parents.
+type firing struct {
+	n    int
+	buf  [2]fireEntry
+	more []fireEntry
+}
+
+type fireEntry struct {
+	after  []afterFunc
+	unhook func() bool
+}
+
+func (fi *firing) add(e fireEntry) {
+	if fi.n < len(fi.buf) {
+		fi.buf[fi.n] = e
+		fi.n++
+		return
 	}
+	fi.more = append(fi.more, e)
+}
+
+func (fi *firing) run() {
+	for _, e := range fi.buf[:fi.n] {
+		e.fire()
+	}
+	for _, e := range fi.more {
+		e.fire()
+	}
+}
+
+func (e fireEntry) fire() {
+	for _, a := range e.after {
+		a.f()
+	}
+	if e.unhook != nil {
+		e.unhook()
+	}
+}
+
+// end ends c and those standing under it with err, and takes them out of
+// the watcher's books. watch.mu is held.
+func (c *deadlineCtx) end(err error, fire *firing) {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	c.err.Store(err)
+	if d, ok := c.done.Load().(chan struct{}); ok && d != closedchan {
+		close(d)
+	}
+	delete(watch.set, c)
 	if up := c.up; up != nil {
 		for i, k := range up.kids {
 			if k == c {
@@ -135,9 +336,12 @@ func (c *deadlineCtx) end(cause error) {
 		c.up = nil
 	}
 	for len(c.kids) > 0 {
-		c.kids[len(c.kids)-1].end(cause) // takes itself out of c.kids
+		c.kids[len(c.kids)-1].end(err, fire) // takes itself out of c.kids
 	}
-	c.cancel(cause)
+	if len(c.after) > 0 || c.unhook != nil {
+		fire.add(fireEntry{after: c.after, unhook: c.unhook})
+		c.after, c.unhook = nil, nil
+	}
 }
 
 var watch struct {
@@ -156,6 +360,7 @@ func watchLoop() {
 	defer t.Stop()
 	idle := 0
 	for now := range t.C {
+		var fire firing
 		watch.mu.Lock()
 		if len(watch.set) == 0 {
 			if idle++; idle >= watchIdle {
@@ -166,11 +371,45 @@ func watchLoop() {
 		} else {
 			idle = 0
 		}
+		heap := int64(-1)
 		for c := range watch.set {
-			if !now.Before(c.at) {
-				c.end(context.DeadlineExceeded)
+			if c.watched && !now.Before(c.at) {
+				c.end(context.DeadlineExceeded, &fire)
+				continue
+			}
+			if c.heap > 0 && heap < 0 {
+				heap = readHeap()
 			}
 		}
+		if heap >= 0 {
+			stopOverHeap(heap, &fire)
+		}
 		watch.mu.Unlock()
+		fire.run()
 	}
+}
+
+// stopOverHeap ends every pending context whose heap limit heap passes.
+// watch.mu is held.
+func stopOverHeap(heap int64, fire *firing) {
+	for c := range watch.set {
+		if c.heap > 0 && heap > c.heap {
+			c.heapStopped.Store(true)
+			c.end(context.Canceled, fire)
+		}
+	}
+}
+
+var heapSample = sync.Pool{New: func() any {
+	return &[1]metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+}}
+
+// readHeap reads the process heap: the bytes of its objects, live or not
+// yet swept.
+func readHeap() int64 {
+	s := heapSample.Get().(*[1]metrics.Sample)
+	metrics.Read(s[:])
+	heap := int64(s[0].Value.Uint64())
+	heapSample.Put(s)
+	return heap
 }

@@ -153,3 +153,55 @@ func TestWithDeadlineUnderParent(t *testing.T) {
 	assert.Equal(t, cause, context.Cause(req6))
 	<-run5.Done()
 }
+
+// A context the context package derives from one of these (as net/http
+// does per request) registers through AfterFunc: the deadline ends it, and
+// its own cancel takes its registration out again.
+func TestDeadlineAfterFunc(t *testing.T) {
+	run, stop := WithDeadline(context.Background(), time.Hour)
+	defer stop()
+	_, scancel := context.WithCancel(run)
+	watch.mu.Lock()
+	n := len(run.(*deadlineCtx).after)
+	watch.mu.Unlock()
+	assert.Equal(t, 1, n, "the derived context registered")
+	scancel()
+	watch.mu.Lock()
+	n = len(run.(*deadlineCtx).after)
+	watch.mu.Unlock()
+	assert.Zero(t, n, "its cancel took the registration out")
+	assert.NoError(t, run.Err())
+
+	req, rcancel := WithDeadline(run, 20*time.Millisecond)
+	defer rcancel()
+	std2, scancel2 := context.WithCancel(req)
+	defer scancel2()
+	<-std2.Done()
+	assert.Equal(t, context.DeadlineExceeded, std2.Err())
+	assert.Equal(t, context.DeadlineExceeded, context.Cause(std2))
+	assert.NoError(t, run.Err(), "a request's deadline leaves its call running")
+	ran := make(chan struct{})
+	context.AfterFunc(req, func() { close(ran) }) // already ended: runs at once
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("AfterFunc on an ended context never ran")
+	}
+}
+
+// A frame's call context bounds the heap: past its limit it ends,
+// Canceled, and the frame says the heap did it.
+func TestFrameHeapStop(t *testing.T) {
+	lim := DefaultLimits()
+	lim.HeapBytes = 1 // any heap is over it
+	f := &Frame{Limits: &lim}
+	ctx := f.Begin(context.Background())
+	defer f.Finish()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the heap watch never ended the call")
+	}
+	assert.Equal(t, context.Canceled, ctx.Err())
+	assert.True(t, f.HeapStopped())
+}

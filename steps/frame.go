@@ -53,7 +53,24 @@ type Frame struct {
 	kvWrites int
 	ended    bool
 	result   any
+
+	call deadlineCtx // the call's context, from Begin
 }
+
+// Begin starts the call: the context returned ends at now plus the
+// deadline limit, when the process heap passes the heapBytes limit (0: no
+// watch), or with parent; Finish ends it. It lives inside the frame, which
+// is begun once.
+func (f *Frame) Begin(parent context.Context) context.Context {
+	f.call.start(parent, max(f.Limits.Deadline, 0), f.Limits.HeapBytes)
+	return &f.call
+}
+
+// Finish ends the context Begin returned.
+func (f *Frame) Finish() { f.call.stop() }
+
+// HeapStopped reports whether the heap watch ended the call's context.
+func (f *Frame) HeapStopped() bool { return f.call.heapStopped.Load() }
 
 // End ends the tool with v as its result.
 func (f *Frame) End(v any) {

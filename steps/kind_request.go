@@ -326,9 +326,9 @@ func (s *requestStep) do(ctx context.Context, f *Frame, v any) (any, error) {
 	if f.Transport == nil {
 		return nil, errors.New("no transport: this host runs no requests")
 	}
-	rctx, cancel := WithDeadline(ctx, f.Limits.RequestTimeout)
+	rctx, own := bounded(ctx, f.Limits.RequestTimeout)
 	resp, err := f.Transport.Do(rctx, r)
-	cancel()
+	own.release()
 	if err != nil {
 		var lr *proxy.LoginRequiredError
 		if errors.As(err, &lr) {
