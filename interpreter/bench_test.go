@@ -218,3 +218,18 @@ func BenchmarkStepOverhead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkJQLoop is a jq program of some 100,000 operations (network
+// out): what the heap checks of a call's jq programs (one reading of the
+// heap every 4096 operations) cost a program that works long.
+func BenchmarkJQLoop(b *testing.B) {
+	p := doc(b, "", map[string]string{"loop": tool("  - jq: 'reduce range(20000) as $i (0; . + $i)'\n")})
+	prog := compile(b, p)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := prog.Run(context.Background(), "loop", nil)
+		if err != nil || string(res.JSON) != "199990000" {
+			b.Fatal(err, string(res.JSON))
+		}
+	}
+}

@@ -55,6 +55,7 @@ type Frame struct {
 	result   any
 
 	call deadlineCtx // the call's context, from Begin
+	jq   jqWatch     // what the call's jq programs run under, once begun
 }
 
 // Begin starts the call: the context returned ends at now plus the
@@ -63,6 +64,9 @@ type Frame struct {
 // is begun once.
 func (f *Frame) Begin(parent context.Context) context.Context {
 	f.call.start(parent, max(f.Limits.Deadline, 0), f.Limits.HeapBytes)
+	if f.Limits.HeapBytes > 0 {
+		f.jq.call = &f.call
+	}
 	return &f.call
 }
 
@@ -71,6 +75,27 @@ func (f *Frame) Finish() { f.call.stop() }
 
 // HeapStopped reports whether the heap watch ended the call's context.
 func (f *Frame) HeapStopped() bool { return f.call.heapStopped.Load() }
+
+// jqWatch is the context a begun frame's jq programs run under: the step's
+// own, whose Done gojq asks for before each operation; every heapCheckOps
+// of them (counted across the call's programs) it reads the heap for the
+// call, so a program that grows a value in many small steps is stopped
+// within that many operations of passing the limit, rather than up to a
+// watcher's tick later. Only gojq's evaluation of one program at a time
+// sees it (JQ.First sets and restores it).
+type jqWatch struct {
+	context.Context
+	call *deadlineCtx // nil: no heap watch
+	ops  int
+}
+
+func (w *jqWatch) Done() <-chan struct{} {
+	if w.ops++; w.ops >= heapCheckOps {
+		w.ops = 0
+		w.call.checkHeap()
+	}
+	return w.Context.Done()
+}
 
 // End ends the tool with v as its result.
 func (f *Frame) End(v any) {

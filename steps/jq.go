@@ -193,8 +193,16 @@ func (q *JQ) First(ctx context.Context, f *Frame, v any) (any, error) {
 			return r, nil
 		}
 	}
-	it := q.iter(ctx, f, v)
-	r, ok := it.Next()
+	var r any
+	var ok bool
+	if f.jq.call != nil {
+		prev := f.jq.Context
+		f.jq.Context = ctx
+		r, ok = q.iter(&f.jq, f, v).Next()
+		f.jq.Context = prev
+	} else {
+		r, ok = q.iter(ctx, f, v).Next()
+	}
 	if !ok {
 		return nil, nil
 	}
@@ -859,7 +867,11 @@ func CompileStandalone(src string, lim *Limits, pos diag.Pos, l *diag.List) *JQ 
 // Run1 runs a program compiled by CompileStandalone on v, within ctx: its
 // first result, and whether it gave one.
 func (q *JQ) Run1(ctx context.Context, v any) (any, bool, error) {
-	r, ok := q.code.RunWithContext(ctx, v).Next()
+	run := ctx
+	if c, ok := ctx.(*deadlineCtx); ok && c.heap > 0 {
+		run = &jqWatch{Context: ctx, call: c} // WatchHeap's: checked as a call's
+	}
+	r, ok := q.code.RunWithContext(run, v).Next()
 	if !ok {
 		return nil, false, nil
 	}

@@ -66,7 +66,7 @@ var Table = []Limit{
 	{Name: "kvBytes", Default: 1 << 20, Unit: Bytes, Doc: "a plugin's whole store"},
 	{Name: "kvKeys", Default: 1000, Doc: "keys in a plugin's store"},
 	{Name: "kvWrites", Default: 50, Doc: "`kv_set` steps per call (each rewrites the store's file atomically, so a loop of them could write the whole store hundreds of times in one call)"},
-	{Name: "heapBytes", Default: 1 << 30, Unit: Bytes, Doc: "the process heap, sampled every 10 ms while calls run: above it every running call stops (a program growing a value step by step, `[range(1e9)]`, cannot exhaust memory before the deadline)"},
+	{Name: "heapBytes", Default: 1 << 30, Unit: Bytes, Doc: "the process heap, read every 10 ms while calls run and every 4096 operations of a call's jq programs: above it every running call stops (a program growing a value step by step, `[range(1e9)]`, cannot exhaust memory before the deadline, and passes the limit by at most what 4096 jq operations allocate)"},
 }
 
 // Get returns the limit named name.
