@@ -214,14 +214,18 @@ func textual(mt string) bool {
 }
 
 // mediaType parses Content-Type into the media type and its charset label;
-// an absent or malformed type is sniffed from the body.
-func mediaType(h http.Header, body []byte) (mt, label string) {
+// an absent or malformed type is sniffed from the body, redacted: a
+// sniffer reads magic numbers at the start ("ID3", "BM", "wOF2"), and a
+// page that shows the step's text right before a credential ("ID" and the
+// session) would otherwise be binary or text as the credential's first
+// characters make the magic number or not.
+func mediaType(h http.Header, body []byte, red *redactor) (mt, label string) {
 	mt, label = parseContentType(hget(h, "Content-Type"))
 	if mt == "" || mt == "application/octet-stream" {
 		if len(body) == 0 {
 			return "text/plain", label
 		}
-		s, params, _ := mime.ParseMediaType(http.DetectContentType(body))
+		s, params, _ := mime.ParseMediaType(http.DetectContentType(red.bytes(body)))
 		if strings.HasPrefix(s, "text/") {
 			t := bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf")
 			if len(t) > 0 && (t[0] == '{' || t[0] == '[') {

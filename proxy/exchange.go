@@ -1011,7 +1011,7 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 	if err != nil {
 		return nil, &RequestError{Service: t.name(), URL: c.p.red.string(cur.String()), Msg: c.p.red.string(err.Error()), cause: causeOf(err)}
 	}
-	mt, label := mediaType(resp.Header, body)
+	mt, label := mediaType(resp.Header, body, c.p.red)
 	out := &t.resp
 	*out = Response{Status: resp.StatusCode, MediaType: mt}
 	redacted := false
