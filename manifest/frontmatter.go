@@ -45,12 +45,12 @@ const (
 var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md front matter",
 	Doc: "The manifest of a PKU harness plugin document (the YAML between the --- lines of PLUGIN.md). Reference: docs/plugin-format.md.",
 	Fields: []yamlx.Field{
-		{Name: "id", Type: word{RE: idRE, Max: MaxIDLen, Rule: "must match [a-z][a-z0-9-]* and be at most 40 characters"}, Required: true,
+		{Name: "id", Type: yamlx.String{Pattern: idRE, MaxLen: MaxIDLen, Rule: "must match [a-z][a-z0-9-]* and be at most 40 characters", Label: "name"}, Required: true,
 			Doc: "The plugin id, [a-z][a-z0-9-]*: a tool's id is ID.TOOL. settings, host, harness and mcp-* are the host's."},
 		{Name: "name", Type: prose{Max: MaxNameLen, NonEmpty: true}, Required: true, Doc: "The name people see."},
 		{Name: "description", Type: prose{Max: MaxDescriptionLen, Multiline: true, NonEmpty: true}, Required: true,
 			Doc: "What the document is for, for people and the model."},
-		{Name: "version", Type: word{RE: versionRE, Rule: "is not a semantic version like 1.0.0", Label: "semantic version"}, Required: true,
+		{Name: "version", Type: yamlx.String{Pattern: versionRE, Rule: "is not a semantic version like 1.0.0", Label: "semantic version"}, Required: true,
 			Doc: "A semantic version, e.g. 1.0.0 (quote one that reads as a number)."},
 		{Name: "icon", Type: prose{Max: 200}, Doc: "The document's icon: an icon name or a file of the document."},
 		{Name: "maxAgentSteps", Type: yamlx.Int{Min: 1, Max: MaxAgentSteps}, Doc: "How many steps the agent may take in a turn that uses this plugin (a hint to the agent loop; it grants nothing)."},
@@ -72,14 +72,14 @@ var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md fr
 		{Name: "defaultModes", Type: yamlx.Object{Decl: modesDecl}, Doc: "The permission mode per effect an official document starts with."},
 	}}
 
-var serviceWord = word{RE: serviceRE, Rule: "must match [a-z][a-z0-9-]* (at most 40 characters)"}
+var serviceWord = yamlx.String{Pattern: serviceRE, Rule: "must match [a-z][a-z0-9-]* (at most 40 characters)", Label: "name"}
 
 var accessDecl = &yamlx.Decl{Name: "access", Fields: []yamlx.Field{
 	{Name: "campus", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Either{Scalar: serviceWord, Mapping: yamlx.Object{Decl: campusDecl}}}},
 		Doc: "Campus services by catalogue name: a name allows every path, {service, paths} only those prefixes."},
 	{Name: "web", Type: yamlx.Later{Of: yamlx.List{Of: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#@]+/?$"}}}},
 		Doc: "Public origins, scheme://host[:port]: no user, path, query, fragment or wildcard."},
-	{Name: "abilities", Type: yamlx.Later{Of: schemaPlus{yamlx.List{Of: choice{Values: KnownAbilities, Rule: "is not an ability: " + strings.Join(KnownAbilities, ", ")}},
+	{Name: "abilities", Type: yamlx.Later{Of: schemaPlus{yamlx.List{Of: yamlx.Enum{Values: KnownAbilities, Rule: "is not an ability: " + strings.Join(KnownAbilities, ", ")}},
 		map[string]any{"uniqueItems": true}}}, Doc: "Host abilities: kv is the plugin's private store."},
 }}
 
@@ -89,7 +89,7 @@ var campusDecl = &yamlx.Decl{Name: "a campus service", Fields: []yamlx.Field{
 		Doc: "Path prefixes the document may request (leave out: any path)."},
 }}
 
-var modeChoice = choice{Values: []string{"auto", "ask", "off"}, Rule: "must be auto, ask or off"}
+var modeChoice = yamlx.Enum{Values: []string{"auto", "ask", "off"}, Rule: "must be auto, ask or off"}
 
 var modesDecl = &yamlx.Decl{Name: "defaultModes", Fields: []yamlx.Field{
 	{Name: "read", Type: modeChoice, Doc: "The mode of read tools."},

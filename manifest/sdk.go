@@ -55,7 +55,7 @@ var (
 var preferenceDecl = &yamlx.Decl{Name: "a preference", Fields: []yamlx.Field{
 	{Name: "title", Type: prose{NonEmpty: true}, Required: true, Doc: "What the user reads."},
 	{Name: "description", Type: prose{Multiline: true}, Doc: "More words for the user."},
-	{Name: "kind", Type: choice{Values: PreferenceKinds, Rule: "must be choice, boolean, text or list", Old: OldPreferenceKinds}, Required: true,
+	{Name: "kind", Type: yamlx.Enum{Values: PreferenceKinds, Rule: "must be choice, boolean, text or list", Old: OldPreferenceKinds}, Required: true,
 		Doc: "choice: one of the options' values; boolean; text: a string; list: a list of strings (options restrict them). " +
 			"number and integer are outside the plugin reference (a warning). Old spellings: enum (choice), string (text)."},
 	{Name: "options", Type: yamlx.List{Of: yamlx.Short{Decl: optionDecl, Key: "value", Scalar: schemaPlus{yamlx.Any{}, map[string]any{"type": []any{"string", "number", "boolean"}}},
@@ -132,7 +132,7 @@ var toolI18nDecl = &yamlx.Decl{Name: "a tool's translation", Fields: []yamlx.Fie
 }}
 
 var legacyDecl = &yamlx.Decl{Name: "legacy", Fields: []yamlx.Field{
-	{Name: "pluginIds", Type: yamlx.List{Of: word{RE: idRE, Max: MaxIDLen, Rule: "must match [a-z][a-z0-9-]*"}}, Deprecated: []string{"ids"},
+	{Name: "pluginIds", Type: yamlx.List{Of: yamlx.String{Pattern: idRE, MaxLen: MaxIDLen, Rule: "must match [a-z][a-z0-9-]*", Label: "name"}}, Deprecated: []string{"ids"},
 		Doc: "Old plugin ids now served by this plugin."},
 	{Name: "tools", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old tool ids (old-id.tool, or a tool name) to tool names of this plugin."},
 	{Name: "widgets", Type: yamlx.MapOf{Of: yamlx.String{}}, Doc: "Old <plugin>.<widget> (or a widget key) to widget keys of this plugin."},

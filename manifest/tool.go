@@ -17,7 +17,7 @@ var toolDecl = &yamlx.Decl{Name: "a tool", Title: "A PKU harness tool (tools/NAM
 	{Name: "title", Type: prose{Max: MaxNameLen}, Doc: "What people see; the reference requires it (without one: a warning, and people see the name)."},
 	{Name: "description", Type: prose{Max: MaxDescriptionLen, Multiline: true, NonEmpty: true}, Required: true,
 		Doc: "For the model: what the tool does and when to use it; say units and formats."},
-	{Name: "effect", Type: choice{Values: []string{"read", "write", "money", "public"}, Rule: "must be read, write, money or public"}, Required: true,
+	{Name: "effect", Type: yamlx.Enum{Values: []string{"read", "write", "money", "public"}, Rule: "must be read, write, money or public"}, Required: true,
 		Doc: "What it does to the world: read < write < money < public."},
 	{Name: "untrusted", Type: yamlx.Bool{}, Default: false, Doc: "Its results may hold text from strangers."},
 	{Name: "userOnly", Type: yamlx.Bool{}, Default: false, Doc: "Hidden from the model: only the user may run it."},

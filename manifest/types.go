@@ -1,10 +1,7 @@
 package manifest
 
 import (
-	"cmp"
 	"maps"
-	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -58,74 +55,8 @@ func (t prose) Schema(*yamlx.Gen) map[string]any {
 
 func (t prose) Name() string { return "text" }
 
-// word is a string matching RE with at most Max characters (bytes: the
-// patterns are ASCII); otherwise "KEY "VALUE" Rule".
-type word struct {
-	RE    *regexp.Regexp
-	Max   int
-	Rule  string // "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)"
-	Label string // the reference's name for it (default "name")
-}
-
-func (t word) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
-	s, ok := c.Doc.String(n, what, c.L)
-	if !ok {
-		return nil, false
-	}
-	if !t.RE.MatchString(s) || t.Max > 0 && len(s) > t.Max {
-		c.Errorf(n, "%s %q %s", what, s, t.Rule)
-		return nil, false
-	}
-	return s, true
-}
-
-func (t word) Schema(*yamlx.Gen) map[string]any {
-	out := map[string]any{"type": "string", "pattern": t.RE.String()}
-	if t.Max > 0 {
-		out["maxLength"] = t.Max
-	}
-	return out
-}
-
-func (t word) Name() string { return cmp.Or(t.Label, "name") }
-
 // keyWord is an item's key or name: unique within its list.
-var keyWord = word{RE: keyRE, Max: 40, Rule: "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)"}
-
-// choice is one of Values: otherwise "KEY "VALUE" Rule", with a "did you
-// mean" when a value is close. Old maps old spellings to values: read with a
-// warning that names the new one (the schema still takes them).
-type choice struct {
-	Values []string
-	Rule   string // "must be read, write, money or public"
-	Old    map[string]string
-}
-
-func (t choice) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
-	s, ok := c.Doc.String(n, what, c.L)
-	if !ok {
-		return nil, false
-	}
-	if slices.Contains(t.Values, s) {
-		return s, true
-	}
-	if nw, old := t.Old[s]; old {
-		c.L.Warnf(c.Doc.NodePos(n), "%s %q is the old spelling of %q: write %s: %s", what, s, nw, what, nw)
-		return nw, true
-	}
-	if sg := yamlx.Suggest(s, t.Values); sg != "" {
-		c.Errorf(n, "%s %q %s (did you mean %q?)", what, s, t.Rule, sg)
-	} else {
-		c.Errorf(n, "%s %q %s", what, s, t.Rule)
-	}
-	return nil, false
-}
-
-func (t choice) Schema(*yamlx.Gen) map[string]any {
-	return yamlx.Enum{Values: append(slices.Clone(t.Values), slices.Sorted(maps.Keys(t.Old))...)}.Schema(nil)
-}
-
-func (t choice) Name() string { return strings.Join(t.Values, "|") }
+var keyWord = yamlx.String{Pattern: keyRE, MaxLen: 40, Rule: "must match [a-z][A-Za-z0-9_-]* (at most 40 characters)", Label: "name"}
 
 // jsonObject is a mapping read as JSON data.
 type jsonObject struct{}

@@ -218,3 +218,28 @@ func TestAliasAndKeyedOld(t *testing.T) {
 	g := NewGen()
 	assert.Equal(t, true, g.Object(item)["properties"].(map[string]any)["ttl"].(map[string]any)["deprecated"])
 }
+
+// Rule words the refusal of a String (too long or not matching) and of an
+// Enum (with a "did you mean"); an Enum's Old spelling reads as the new one
+// with a warning, and the schema still takes it.
+func TestRuleAndOldSpelling(t *testing.T) {
+	d := &Decl{Name: "a tool", Fields: []Field{
+		{Name: "id", Type: String{Pattern: regexp.MustCompile(`^[a-z]+$`), MaxLen: 5, Rule: "must match [a-z]+ (at most 5 characters)"}},
+		{Name: "mode", Type: Enum{Values: []string{"auto", "ask", "off"}, Rule: "must be auto, ask or off", Old: map[string]string{"never": "off"}}},
+	}}
+	for src, want := range map[string]string{
+		"id: Abc\n":     `f.yaml:1:5: id "Abc" must match [a-z]+ (at most 5 characters)`,
+		"id: abcdef\n":  `f.yaml:1:5: id "abcdef" must match [a-z]+ (at most 5 characters)`,
+		"mode: akk\n":   `f.yaml:1:7: mode "akk" must be auto, ask or off (did you mean "ask"?)`,
+		"mode: sleep\n": `f.yaml:1:7: mode "sleep" must be auto, ask or off`,
+	} {
+		_, ok, l := decode(t, src, d)
+		assert.False(t, ok, src)
+		assert.Equal(t, want, l.Error(), src)
+	}
+	o, ok, l := decode(t, "mode: never\n", d)
+	require.True(t, ok, l.Error())
+	assert.Equal(t, "off", o.String("mode"))
+	assert.Equal(t, `f.yaml:1:7: warning: mode "never" is the old spelling of "off": write mode: off`, l.Error())
+	assert.Equal(t, []any{"auto", "ask", "off", "never"}, d.Fields[1].Type.Schema(nil)["enum"])
+}

@@ -2,6 +2,7 @@ package yamlx
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -24,8 +25,11 @@ type String struct {
 	MinLen, MaxLen int
 	Pattern        *regexp.Regexp
 	Hint           string // "a variable name ([A-Za-z_][A-Za-z0-9_]*)"
-	Not            []string
-	Label          string // the reference's name for it (default "string")
+	// Rule, when set, words instead the refusal of a value too long or not
+	// matching Pattern: `KEY "VALUE" Rule` ("must match [a-z]+").
+	Rule  string
+	Not   []string
+	Label string // the reference's name for it (default "string")
 }
 
 func (t String) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
@@ -46,6 +50,9 @@ func (t String) Check(c *Ctx, n *yaml.Node, what, s string) bool {
 		} else {
 			c.Errorf(n, "%s must have at least %d characters", what, t.MinLen)
 		}
+		return false
+	case t.Rule != "" && (t.MaxLen > 0 && chars > t.MaxLen || t.Pattern != nil && !t.Pattern.MatchString(s)):
+		c.Errorf(n, "%s %q %s", what, s, t.Rule)
 		return false
 	case t.MaxLen > 0 && chars > t.MaxLen:
 		c.Errorf(n, "%s is longer than %d characters", what, t.MaxLen)
@@ -140,10 +147,15 @@ func (Bool) Schema(*Gen) map[string]any                           { return map[s
 func (Bool) Name() string                                         { return "boolean" }
 
 // Enum is one of a few strings; with Fold, any case is read as the declared
-// spelling (the JSON Schema then lists the declared spelling only).
+// spelling (the JSON Schema then lists the declared spelling only). Rule,
+// when set, words the refusal (`KEY "VALUE" Rule`, with a "did you mean"
+// when a value is close); Old maps old spellings to values, read with a
+// warning that names the new one (the schema still takes them).
 type Enum struct {
 	Values []string
 	Fold   bool
+	Rule   string // "must be read, write, money or public"
+	Old    map[string]string
 }
 
 func (t Enum) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
@@ -156,12 +168,22 @@ func (t Enum) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
 			return v, true
 		}
 	}
-	c.Errorf(n, "%s %q must be one of %s", what, s, strings.Join(t.Values, ", "))
+	if nw, old := t.Old[s]; old {
+		c.L.Warnf(c.Doc.NodePos(n), "%s %q is the old spelling of %q: write %s: %s", what, s, nw, what, nw)
+		return nw, true
+	}
+	if t.Rule != "" {
+		c.Errorf(n, "%s %q %s%s", what, s, t.Rule, DidYouMean(s, t.Values))
+	} else {
+		c.Errorf(n, "%s %q must be one of %s", what, s, strings.Join(t.Values, ", "))
+	}
 	return nil, false
 }
 
-func (t Enum) Schema(*Gen) map[string]any { return map[string]any{"enum": anys(t.Values)} }
-func (t Enum) Name() string               { return strings.Join(t.Values, "|") }
+func (t Enum) Schema(*Gen) map[string]any {
+	return map[string]any{"enum": anys(append(slices.Clone(t.Values), slices.Sorted(maps.Keys(t.Old))...))}
+}
+func (t Enum) Name() string { return strings.Join(t.Values, "|") }
 
 // Duration is a positive duration such as 500ms or 10s, at most Max when Max
 // is set; it decodes to a time.Duration.
