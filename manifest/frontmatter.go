@@ -45,7 +45,7 @@ const (
 var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md front matter",
 	Doc: "The manifest of a PKU harness plugin document (the YAML between the --- lines of PLUGIN.md). Reference: docs/plugin-format.md.",
 	Fields: []yamlx.Field{
-		{Name: "id", Type: yamlx.String{Pattern: idRE, MaxLen: MaxIDLen, Rule: "must match [a-z][a-z0-9-]* and be at most 40 characters", Label: "name"}, Required: true,
+		{Name: "id", Type: idWord, Required: true,
 			Doc: "The plugin id, [a-z][a-z0-9-]*: a tool's id is ID.TOOL. settings, host, harness and mcp-* are the host's."},
 		{Name: "name", Type: prose{Max: MaxNameLen, NonEmpty: true}, Required: true, Doc: "The name people see."},
 		{Name: "description", Type: prose{Max: MaxDescriptionLen, Multiline: true, NonEmpty: true}, Required: true,
@@ -71,6 +71,9 @@ var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md fr
 		{Name: "legacy", Type: yamlx.Later{Of: yamlx.Object{Decl: legacyDecl}}, Doc: "Identifiers of older releases, so settings and references carry over."},
 		{Name: "defaultModes", Type: yamlx.Object{Decl: modesDecl}, Doc: "The permission mode per effect an official document starts with."},
 	}}
+
+// idWord is a plugin id, as the front matter and CheckID read it.
+var idWord = yamlx.String{Pattern: idRE, MaxLen: MaxIDLen, Rule: fmt.Sprintf("must match [a-z][a-z0-9-]* and be at most %d characters", MaxIDLen), Label: "name"}
 
 var serviceWord = yamlx.String{Pattern: serviceRE, Rule: "must match [a-z][a-z0-9-]* (at most 40 characters)", Label: "name"}
 

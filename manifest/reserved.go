@@ -39,7 +39,7 @@ func Reserved(id string) string {
 // ([a-z][a-z0-9-]*), its length, or a reserved id; nil when it can.
 func CheckID(id string) error {
 	if !idRE.MatchString(id) || len(id) > MaxIDLen {
-		return fmt.Errorf("id %q must match [a-z][a-z0-9-]* and be at most %d characters", id, MaxIDLen)
+		return fmt.Errorf("id %q %s", id, idWord.Rule)
 	}
 	if why := Reserved(id); why != "" {
 		return fmt.Errorf("id %q is %s", id, why)
