@@ -75,10 +75,12 @@ var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md fr
 // idWord is a plugin id, as the front matter and CheckID read it.
 var idWord = yamlx.String{Pattern: idRE, MaxLen: MaxIDLen, Rule: fmt.Sprintf("must match [a-z][a-z0-9-]* and be at most %d characters", MaxIDLen), Label: "name"}
 
-var serviceWord = yamlx.String{Pattern: serviceRE, Rule: "must match [a-z][a-z0-9-]* (at most 40 characters)", Label: "name"}
+// ServiceName is a campus service's name, as access.campus and the
+// proxy's services and secrets files write it.
+var ServiceName = yamlx.String{Pattern: serviceRE, Rule: "must match [a-z][a-z0-9-]* (at most 40 characters)", Label: "name"}
 
 var accessDecl = &yamlx.Decl{Name: "access", Fields: []yamlx.Field{
-	{Name: "campus", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Either{Scalar: serviceWord, Mapping: yamlx.Object{Decl: campusDecl}}}},
+	{Name: "campus", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Either{Scalar: ServiceName, Mapping: yamlx.Object{Decl: campusDecl}}}},
 		Doc: "Campus services by catalogue name: a name allows every path, {service, paths} only those prefixes."},
 	{Name: "web", Type: yamlx.Later{Of: yamlx.List{Of: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#@]+/?$"}}}},
 		Doc: "Public origins, scheme://host[:port]: no user, path, query, fragment or wildcard."},
@@ -87,7 +89,7 @@ var accessDecl = &yamlx.Decl{Name: "access", Fields: []yamlx.Field{
 }}
 
 var campusDecl = &yamlx.Decl{Name: "a campus service", Fields: []yamlx.Field{
-	{Name: "service", Type: serviceWord, Required: true, Doc: "The service's catalogue name."},
+	{Name: "service", Type: ServiceName, Required: true, Doc: "The service's catalogue name."},
 	{Name: "paths", Type: schemaPlus{yamlx.List{Of: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^/"}}}, map[string]any{"minItems": 1}},
 		Doc: "Path prefixes the document may request (leave out: any path)."},
 }}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/netguard"
 	"github.com/pkuinfo/harness/internal/yamlx"
+	"github.com/pkuinfo/harness/manifest"
 )
 
 // Catalogue maps a campus service's name to its entry.
@@ -235,9 +235,6 @@ const (
 // httpStatus is a login status, an HTTP status code.
 var httpStatus = yamlx.Int{Min: 100, Max: 599, Hint: "an HTTP status"}
 
-// serviceNameRE is validName's rule (and the schema's).
-var serviceNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
-
 // LoadServices reads a services file (CONTRACT.md): a YAML mapping from
 // service name to an entry as serviceDecl declares it. Unknown keys,
 // anchors, aliases and tags are refused; every problem is reported as
@@ -258,8 +255,7 @@ func LoadServices(path string) (Catalogue, error) {
 	c := yamlx.NewCtx(doc, &l, nil)
 	out := make(Catalogue, len(top.Fields))
 	for _, f := range top.Fields {
-		if !validName(f.Key) {
-			l.Errorf(doc.NodePos(f.KeyN), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", f.Key)
+		if !manifest.ServiceName.Check(c, f.KeyN, "service name", f.Key) {
 			continue
 		}
 		decl := *serviceDecl
@@ -302,7 +298,7 @@ func LoadServices(path string) (Catalogue, error) {
 // declarations (docs/schema/services.schema.json).
 func ServicesSchema() map[string]any {
 	g := yamlx.NewGen()
-	root := map[string]any{"type": "object", "propertyNames": map[string]any{"pattern": serviceNameRE.String()},
+	root := map[string]any{"type": "object", "propertyNames": map[string]any{"pattern": manifest.ServiceName.Pattern.String()},
 		"additionalProperties": g.Object(serviceDecl)}
 	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/services.schema.json", "A services file (--services)",
 		"Campus services by name, each replacing the built-in entry of that name whole. Reference: docs/proxy.md.", root, g)
@@ -360,8 +356,8 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// validName reports whether s is a service name: [a-z][a-z0-9-]*, at most 40.
-func validName(s string) bool { return serviceNameRE.MatchString(s) }
+// validName reports whether s is a service name (manifest.ServiceName).
+func validName(s string) bool { return manifest.ServiceName.Pattern.MatchString(s) }
 
 // origin is a parsed scheme://host:port.
 type origin struct {
@@ -458,7 +454,7 @@ func compileService(name string, s *Service) (*service, error) {
 		return nil, fmt.Errorf("service %q: empty entry", name)
 	}
 	if !validName(name) {
-		return nil, fmt.Errorf("service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", name)
+		return nil, fmt.Errorf("service name %q %s", name, manifest.ServiceName.Rule)
 	}
 	o, err := parseOrigin(s.Origin)
 	if err != nil {

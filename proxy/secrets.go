@@ -21,6 +21,7 @@ import (
 	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
+	"github.com/pkuinfo/harness/manifest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -106,7 +107,7 @@ func DecodeSecrets(c *yamlx.Ctx, n *yaml.Node, what string, each func(f yamlx.Pa
 // SecretsDecl (docs/schema/secrets.schema.json).
 func SecretsSchema() map[string]any {
 	g := yamlx.NewGen()
-	root := map[string]any{"type": "object", "propertyNames": map[string]any{"pattern": serviceNameRE.String()},
+	root := map[string]any{"type": "object", "propertyNames": map[string]any{"pattern": manifest.ServiceName.Pattern.String()},
 		"additionalProperties": g.Object(SecretsDecl)}
 	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/secrets.schema.json", "A secrets file (--secrets)",
 		"Session values per campus service, for one run. Reference: docs/proxy.md.", root, g)
@@ -125,10 +126,10 @@ func LoadSecrets(path string) (Secrets, error) {
 		return Secrets{}, nil
 	}
 	out := Secrets{}
-	DecodeSecrets(yamlx.NewCtx(doc, &l, nil), doc.Root, "the secrets file", func(f yamlx.Pair, ss *ServiceSecrets) {
+	c := yamlx.NewCtx(doc, &l, nil)
+	DecodeSecrets(c, doc.Root, "the secrets file", func(f yamlx.Pair, ss *ServiceSecrets) {
 		switch {
-		case !validName(f.Key):
-			l.Errorf(doc.NodePos(f.KeyN), "service name %q must match [a-z][a-z0-9-]* (at most 40 characters)", f.Key)
+		case !manifest.ServiceName.Check(c, f.KeyN, "service name", f.Key): // reported
 		case ss != nil:
 			norm, err := normaliseSecrets(f.Key, ss)
 			if err != nil {
