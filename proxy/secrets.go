@@ -73,7 +73,7 @@ func (secretValue) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 func (secretValue) Name() string { return "secret" }
 func (secretValue) Schema(*yamlx.Gen) map[string]any {
 	return map[string]any{"type": "string", "minLength": minSecretLen, "maxLength": maxSecretLen, "pattern": `^\S(.*\S)?$`,
-		"description": "At least 4 characters, no surrounding spaces (shorter values cannot be redacted)."}
+		"description": fmt.Sprintf("At least %d characters, no surrounding spaces (shorter values cannot be redacted).", minSecretLen)}
 }
 
 // DecodeSecrets reads a mapping from service name to SecretsDecl's
@@ -186,7 +186,7 @@ func checkSecretValue(v string) error {
 		return fmt.Errorf("is shorter than %d characters (too short to be redacted reliably)", minSecretLen)
 	}
 	if len(v) > maxSecretLen {
-		return errors.New("is longer than 16 KiB")
+		return fmt.Errorf("is longer than %d KiB", maxSecretLen>>10)
 	}
 	if !validHeaderValue(v) {
 		return errors.New("has a control character")
