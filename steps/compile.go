@@ -130,7 +130,7 @@ func (c *Compiler) step(sn *yaml.Node) *Node {
 	var kindKey, kindVal *yaml.Node
 	for i := 0; i+1 < len(sn.Content); i += 2 {
 		k := sn.Content[i]
-		if !c.Registry.has(k.Value) {
+		if _, kind := c.Registry.kinds[k.Value]; !kind {
 			continue
 		}
 		if kindKey != nil {
@@ -161,8 +161,6 @@ func (c *Compiler) step(sn *yaml.Node) *Node {
 	}
 	return node
 }
-
-func (r *Registry) has(kind string) bool { _, ok := r.kinds[kind]; return ok }
 
 // ctx is the compiler's declared-value decoding (its Env is c).
 func (c *Compiler) ctx() *yamlx.Ctx {

@@ -96,14 +96,12 @@ func (stepsType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	b := compilerOf(c).Block(n, what)
 	return b, b != nil
 }
-func (stepsType) Schema(g *yamlx.Gen) map[string]any { return g.Define("steps", stepsSchema(g)) }
-func (stepsType) Name() string                       { return "steps" }
-
-func stepsSchema(g *yamlx.Gen) func() map[string]any {
-	return func() map[string]any {
+func (stepsType) Schema(g *yamlx.Gen) map[string]any {
+	return g.Define("steps", func() map[string]any {
 		return map[string]any{"type": "array", "minItems": 1, "maxItems": manifest.MaxSteps, "items": yamlx.Ref("step")}
-	}
+	})
 }
+func (stepsType) Name() string { return "steps" }
 
 // TemplateMap is a mapping of names to templates (query, headers, form);
 // it decodes to []yamlx.Entry of *Template.
