@@ -262,7 +262,8 @@ func loginAnswer(s *proxy.Service) (Response, bool) {
 
 // RecordOptions say what a recorded case holds besides the call.
 type RecordOptions struct {
-	// Name is the case's name (default "recorded TOOL").
+	// Name is the case's name (default "recorded TOOL"), without any
+	// credential the host knows.
 	Name string
 	// Actor, Trust, Tainted and Approve are the call's, as the registry
 	// decided it (defaults user, community, false, nil).
@@ -287,9 +288,10 @@ type Recording struct {
 	Err error
 	// Result is the result's JSON.
 	Result []byte
-	// secrets are every session value the host knows: none may appear in
-	// what is written.
-	secrets []string
+	// redact is the host's redactor (host.Host.Redact): every credential
+	// its proxy knows, the sessions refreshed during the run included,
+	// becomes proxy.Marker in what is written.
+	redact func(string) string
 	// identity are the values the host's login knows (the student id and
 	// name, a kept second factor): always scrubbed.
 	identity []string
@@ -320,7 +322,7 @@ func Record(ctx context.Context, doc *host.Document, call host.Call, opts Record
 		}
 		call.KV = kv
 	}
-	c := &Case{Name: opts.Name, Tool: call.Tool, Input: call.Input, Actor: opts.Actor, Trust: opts.Trust,
+	c := &Case{Name: h.Redact(opts.Name), Tool: call.Tool, Input: call.Input, Actor: opts.Actor, Trust: opts.Trust,
 		Tainted: opts.Tainted, Approve: opts.Approve, Prefs: call.Prefs, Now: opts.Now}
 	if c.Name == "" {
 		c.Name = "recorded " + call.Tool
@@ -337,14 +339,16 @@ func Record(ctx context.Context, doc *host.Document, call host.Call, opts Record
 	if len(opts.KV) > 0 {
 		c.KV = opts.KV
 	}
-	out := &Recording{Case: c, secrets: sessionValues(h), identity: loginValues(h), cat: h.Catalogue()}
+	out := &Recording{Case: c, redact: h.Redact, identity: loginValues(h), cat: h.Catalogue()}
 	res, err := doc.Run(ctx, call)
 	if err != nil {
 		out.Err = err
 		return out, nil
 	}
 	if c.Exchanges, err = rec.Exchanges(); err != nil {
-		return nil, err
+		// The message names the request, which a step made from the
+		// input and from answers.
+		return nil, errors.New(h.Redact(err.Error()))
 	}
 	out.Result = res.JSON
 	v, err := decodeJSON(res.JSON)
@@ -370,27 +374,6 @@ func Record(ctx context.Context, doc *host.Document, call host.Call, opts Record
 		}
 	}
 	return out, nil
-}
-
-// sessionValues lists every session value the host's keystore holds for
-// a service of its catalogue.
-func sessionValues(h *host.Host) []string {
-	ks := h.Keystore()
-	var out []string
-	for _, name := range h.Catalogue().Names() {
-		ss, ok := ks.Get(name)
-		if !ok || ss == nil {
-			continue
-		}
-		for _, m := range []map[string]string{ss.Cookies, ss.Headers} {
-			for _, v := range m {
-				if len(v) >= 4 {
-					out = append(out, v)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // loginValues lists what the host's campus login knows of the student

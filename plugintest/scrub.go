@@ -8,17 +8,23 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pkuinfo/harness/proxy"
 )
 
-// scrubber replaces personal values consistently: the same value always by
-// the same placeholder, in every string, number and key of a recording,
-// raw and in the encodings text carries it in (URL query and path
-// escaping, JSON \u escapes).
+// scrubber makes a recording fit to share. Every credential the host
+// knows, in every encoding the proxy's redactor finds, becomes
+// proxy.Marker (redact); each personal value is replaced consistently,
+// the same value always by the same placeholder, in every string, number
+// and key, wherever the proxy's redactor would find it were it a
+// credential (proxy.Finder: raw, escaped, in base64, transformed).
 type scrubber struct {
-	values []string // longest first
+	redact func(string) string // nil: no credential to remove
+	values []string            // longest first
 	place  map[string]string
-	rep    *strings.Replacer
+	find   []*proxy.Finder // per value; nil for one too short for a Finder
 }
 
 // MinScrubRunes is the shortest value --scrub accepts: a shorter one would
@@ -39,7 +45,6 @@ func newScrubber(values []string, avoid string) (*scrubber, error) {
 	}
 	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i]) > len(s.values[j]) })
 	used := map[string]bool{}
-	var pairs []string
 	k := 1
 	for _, v := range s.values {
 		var p string
@@ -58,86 +63,77 @@ func newScrubber(values []string, avoid string) (*scrubber, error) {
 		}
 		used[p] = true
 		s.place[v] = p
-		for _, f := range encodings(v) {
-			pairs = append(pairs, f, encodeLike(f, v, p))
+		var f *proxy.Finder
+		if len(v) >= proxy.MinFindLen {
+			f = proxy.NewFinder(v)
 		}
+		s.find = append(s.find, f)
 	}
-	// Longer forms first, so that a value inside a longer one never
-	// splits it; one pass, so that a placeholder is never scrubbed again.
-	type pr struct{ old, new string }
-	var ps []pr
-	for i := 0; i < len(pairs); i += 2 {
-		ps = append(ps, pr{pairs[i], pairs[i+1]})
-	}
-	sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].old) > len(ps[j].old) })
-	var flat []string
-	dup := map[string]bool{}
-	for _, x := range ps {
-		if !dup[x.old] {
-			dup[x.old] = true
-			flat = append(flat, x.old, x.new)
-		}
-	}
-	s.rep = strings.NewReplacer(flat...)
 	return s, nil
 }
 
-// encodings are the forms of v that text may carry: v itself, URL query
-// and path escaping, and JSON \u escapes (lower and upper hex).
-func encodings(v string) []string {
-	out := []string{v}
-	for _, f := range []string{url.QueryEscape(v), url.PathEscape(v), jsonEscape(v, false), jsonEscape(v, true)} {
-		if f != v {
-			out = append(out, f)
-		}
-	}
-	return out
+// forms are the encodings a placeholder is written in when its value was
+// found in one of them (URL query and path escaping, JSON \u escapes in
+// lower and upper hex); a value found in any other form is replaced by
+// the placeholder as it is, which an HTML or JSON text reads the same (a
+// case that then replays differently is not written). They are also how
+// a value too short for a proxy.Finder is found.
+var forms = []func(string) string{
+	func(v string) string { return v },
+	url.QueryEscape,
+	url.PathEscape,
+	func(v string) string { return jsonEscape(v, false) },
+	func(v string) string { return jsonEscape(v, true) },
 }
 
-// encodeLike encodes p as form f encodes v.
-func encodeLike(f, v, p string) string {
-	switch f {
-	case v:
-		return p
-	case url.QueryEscape(v):
-		return url.QueryEscape(p)
-	case url.PathEscape(v):
-		return url.PathEscape(p)
-	case jsonEscape(v, false):
-		return jsonEscape(p, false)
-	}
-	return jsonEscape(p, true)
-}
-
+// jsonEscape writes each non-ASCII character of s as JSON \u escapes.
 func jsonEscape(s string, upper bool) string {
+	format := `\u%04x`
+	if upper {
+		format = `\u%04X`
+	}
 	var b strings.Builder
 	for _, r := range s {
 		if r < 0x80 {
 			b.WriteRune(r)
 			continue
 		}
-		var units []rune
-		if r > 0xffff {
-			r1, r2 := utf16Pair(r)
-			units = []rune{r1, r2}
-		} else {
-			units = []rune{r}
-		}
-		for _, u := range units {
-			h := strconv.FormatInt(int64(u), 16)
-			h = strings.Repeat("0", 4-len(h)) + h
-			if upper {
-				h = strings.ToUpper(h)
-			}
-			b.WriteString(`\u` + h)
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, format, u)
 		}
 	}
 	return b.String()
 }
 
-func utf16Pair(r rune) (rune, rune) {
-	r -= 0x10000
-	return 0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff
+// spans are where x holds value i: [from, to) byte ranges.
+func (s *scrubber) spans(i int, x string) [][2]int {
+	if f := s.find[i]; f != nil {
+		return f.Find(x)
+	}
+	var out [][2]int
+	for _, enc := range forms {
+		f := enc(s.values[i])
+		for at := 0; ; {
+			j := strings.Index(x[at:], f)
+			if j < 0 {
+				break
+			}
+			out = append(out, [2]int{at + j, at + j + len(f)})
+			at += j + len(f)
+		}
+	}
+	return out
+}
+
+// like is the placeholder of value i in the form seg has.
+func (s *scrubber) like(i int, seg string) string {
+	v := s.values[i]
+	for _, enc := range forms {
+		if enc(v) == seg {
+			return enc(s.place[v])
+		}
+	}
+	return s.place[v]
 }
 
 var stems = []rune("甲乙丙丁戊己庚辛壬癸")
@@ -205,18 +201,50 @@ func placeholder(v string, k int) string {
 	return string(out)
 }
 
-// str scrubs a string.
+// str scrubs a string: credentials first, then the personal values, in
+// one pass (a placeholder is never scrubbed again; where two values'
+// spans overlap, the one that starts first, else the longer, wins).
 func (s *scrubber) str(x string) string {
-	if s == nil || len(s.values) == 0 {
+	if s == nil {
 		return x
 	}
-	return s.rep.Replace(x)
+	if s.redact != nil {
+		x = s.redact(x)
+	}
+	type hit struct{ from, to, v int }
+	var hits []hit
+	for i := range s.values {
+		for _, r := range s.spans(i, x) {
+			hits = append(hits, hit{r[0], r[1], i})
+		}
+	}
+	if len(hits) == 0 {
+		return x
+	}
+	sort.Slice(hits, func(a, b int) bool {
+		if hits[a].from != hits[b].from {
+			return hits[a].from < hits[b].from
+		}
+		return hits[a].to > hits[b].to
+	})
+	var b strings.Builder
+	last := 0
+	for _, h := range hits {
+		if h.from < last {
+			continue
+		}
+		b.WriteString(x[last:h.from])
+		b.WriteString(s.like(h.v, x[h.from:h.to]))
+		last = h.to
+	}
+	b.WriteString(x[last:])
+	return b.String()
 }
 
 // value scrubs a JSON value: strings, numbers (a number that holds a
 // value keeps its digits' shape) and keys.
 func (s *scrubber) value(v any) any {
-	if s == nil || len(s.values) == 0 {
+	if s == nil {
 		return v
 	}
 	switch x := v.(type) {

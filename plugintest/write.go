@@ -30,22 +30,22 @@ type WriteOptions struct {
 
 // TestFile renders the recording as a test file (the tests/NAME.yaml
 // format): fake sessions for the campus services it reached, the case with
-// its exchanges, and the result as the expectation. It refuses a failed run
-// and checks that no session value of the host and no value to scrub is
-// left in the text.
+// its exchanges, and the result as the expectation. Every credential the
+// host's proxy knows becomes proxy.Marker wherever the proxy's redactor
+// finds it (raw or in any of its encodings), in every part of the case. It
+// refuses a failed run, and checks that the redactor finds no credential
+// and no value to scrub left in the text.
 func (r *Recording) TestFile(opts WriteOptions) ([]byte, error) {
 	if r.Err != nil {
 		return nil, fmt.Errorf("the run failed, so there is nothing to record: %v", r.Err)
 	}
 	c := r.Case
-	before, _ := json.Marshal(struct {
-		C *Case
-		S []string
-	}{c, r.secrets})
+	before, _ := json.Marshal(c)
 	sc, err := newScrubber(append(append([]string(nil), opts.Scrub...), r.identity...), string(before))
 	if err != nil {
 		return nil, err
 	}
+	sc.redact = r.redact
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	note := "Recorded by harness record from a live run of " + c.Tool
 	if c.Now != nil {
@@ -76,16 +76,12 @@ func (r *Recording) TestFile(opts WriteOptions) ([]byte, error) {
 		return nil, err
 	}
 	text := b.Bytes()
-	for _, v := range r.secrets {
-		if bytes.Contains(text, []byte(v)) {
-			return nil, errors.New("a session value would be written into the test case; nothing is written")
-		}
+	if r.redact != nil && r.redact(string(text)) != string(text) {
+		return nil, errors.New("a session value would be written into the test case; nothing is written")
 	}
-	for i, v := range sc.values {
-		for _, f := range encodings(v) {
-			if bytes.Contains(text, []byte(f)) {
-				return nil, fmt.Errorf("value %d to scrub is still in the test case (in a form the scrubber does not know); nothing is written", i+1)
-			}
+	for i := range sc.values {
+		if len(sc.spans(i, string(text))) > 0 {
+			return nil, fmt.Errorf("value %d to scrub is still in the test case (in a form the scrubber does not know); nothing is written", i+1)
 		}
 	}
 	return text, nil
@@ -133,7 +129,7 @@ func (r *Recording) fakeSecrets(c *Case) *yaml.Node {
 func caseNode(c *Case, sc *scrubber) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.MappingNode}
 	add := func(k string, v *yaml.Node) { n.Content = append(n.Content, str(k), v) }
-	add("name", str(c.Name))
+	add("name", str(sc.str(c.Name)))
 	add("tool", str(c.Tool))
 	in := sc.value(normalize(c.Input))
 	if !yamlSafe(in, 0) {
@@ -258,7 +254,7 @@ func exchangeNode(e *Exchange, sc *scrubber) (*yaml.Node, error) {
 	if len(e.Resp.Header) > 0 {
 		h := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
 		for _, k := range sortedKeys(e.Resp.Header) {
-			h.Content = append(h.Content, str(k), str(sc.str(e.Resp.Header.Get(k))))
+			h.Content = append(h.Content, str(sc.str(k)), str(sc.str(e.Resp.Header.Get(k))))
 		}
 		add(rs, "headers", h)
 	}
