@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/itchyny/gojq"
 )
 
 // LimitError is a breached limit: which one, its value, and what breached it.
@@ -304,8 +303,9 @@ func EncodeBounded(v any, maxDepth, maxBytes int) (b []byte, over bool, err erro
 	if sh.dirty {
 		v = Clean(v)
 	}
-	b, err = gojq.Marshal(v)
-	return b, false, err
+	// sh.n is a lower bound (a number counts one byte): a little room
+	// more, so that the text is mostly one allocation.
+	return appendJSON(make([]byte, 0, sh.n+sh.n/4+16), v), false, nil
 }
 
 // shape is what one walk of a value finds: jsonWithin's lower bound of its
