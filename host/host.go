@@ -231,12 +231,12 @@ func (d *Document) Run(ctx context.Context, c Call) (interpreter.Result, error) 
 		return interpreter.Result{}, e
 	}
 	call := d.grants.NewCall()
-	var road steps.Transport = call
-	if c.Wrap != nil {
-		road = c.Wrap(call)
-	}
 	opts := make([]interpreter.RunOption, 0, 10) // room for every option below
-	opts = append(opts, interpreter.WithTransport(road), interpreter.WithRedact(call.Redact))
+	if c.Wrap != nil {
+		opts = append(opts, interpreter.WithTransport(c.Wrap(call)), interpreter.WithRedact(call.Redact))
+	} else {
+		opts = append(opts, interpreter.WithRoad(call))
+	}
 	if c.Actor != "" || c.Turn != nil {
 		var turn *interpreter.Turn
 		if c.Turn != nil {

@@ -296,7 +296,7 @@ func (s *run) stepError(ctx context.Context, err error) error {
 	if s.cfg.redact != nil {
 		// Cleaned first, as StepError.Error cleans it: an invisible
 		// character removed after the redaction could join a credential.
-		se.Err = redacted{msg: hidePreviews(s.cfg.redact(steps.CleanString(se.Err.Error()))), err: se.Err}
+		se.Err = redacted{msg: hidePreviews(s.cfg.redact.Redact(steps.CleanString(se.Err.Error()))), err: se.Err}
 	}
 	se.Tool = s.tool.t.Name
 	return se

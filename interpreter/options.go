@@ -46,7 +46,7 @@ type runConfig struct {
 	prefs     map[string]any
 	trace     func(steps.Event)
 	reqTrace  func(RequestEvent) // WithRequestTrace (trace.go)
-	redact    func(string) string
+	redact    redactor           // nil: none
 	checked   bool
 	actor     string         // $actor; "user" when unset
 	turn      map[string]any // $turn; null when unset
@@ -55,6 +55,19 @@ type runConfig struct {
 
 // WithTransport sets the road out (a proxy call in production).
 func WithTransport(t steps.Transport) RunOption { return func(c *runConfig) { c.transport = t } }
+
+// Road is a call's road out that redacts what it knows: a *proxy.Call.
+type Road interface {
+	steps.Transport
+	Redact(string) string
+}
+
+// WithRoad is WithTransport(r) and WithRedact(r.Redact) in one option, as
+// a host passes its proxy call: one allocation per run where the two made
+// three.
+func WithRoad(r Road) RunOption {
+	return func(c *runConfig) { c.transport, c.redact = r, r }
+}
 
 // WithCaller says who calls (the reference's ctx.actor: "user", "agent" or
 // "scheduler"; steps read it as $actor) and, for an agent's call inside a
@@ -95,7 +108,14 @@ func WithTrace(f func(steps.Event)) RunOption { return func(c *runConfig) { c.tr
 
 // WithRedact filters every error message the run returns (the proxy call's
 // Redact), so no credential leaves in a message.
-func WithRedact(f func(string) string) RunOption { return func(c *runConfig) { c.redact = f } }
+func WithRedact(f func(string) string) RunOption {
+	return func(c *runConfig) {
+		c.redact = nil
+		if f != nil {
+			c.redact = redactFunc(f)
+		}
+	}
+}
 
 // WithCheckedInput says the input was validated against the tool's schema
 // already (registry.Decide does it for every permitted call), so the run

@@ -14,7 +14,7 @@ import (
 // redacted, as the output is, never as the credential.
 type redactKV struct {
 	kv     steps.KV
-	redact func(string) string
+	redact redactor
 	lim    *Limits
 }
 
@@ -22,7 +22,7 @@ type redactKV struct {
 // store writes them: removing an invisible character between two halves
 // after the redaction would join a credential the redactor did not see.
 func (r redactKV) Get(key string) (any, bool, error) {
-	return r.kv.Get(r.redact(steps.CleanString(key)))
+	return r.kv.Get(r.redact.Redact(steps.CleanString(key)))
 }
 
 func (r redactKV) Set(key string, v any) error {
@@ -33,7 +33,7 @@ func (r redactKV) Set(key string, v any) error {
 	if r.lim != nil && steps.JSONOver(v, r.lim.Depth, r.lim.KVValueBytes) {
 		return &steps.LimitError{Limit: "kvValueBytes", Max: int64(r.lim.KVValueBytes), What: "the stored value"}
 	}
-	return r.kv.Set(r.redact(steps.CleanString(key)), redactValue(steps.Clean(v), r.redact))
+	return r.kv.Set(r.redact.Redact(steps.CleanString(key)), redactValue(steps.Clean(v), r.redact.Redact))
 }
 
 // redactValue returns v with every string, object key and number that
@@ -91,20 +91,30 @@ func redactResult(v any, depth int, redact func(string) string) ([]byte, error) 
 	if err != nil {
 		return redactResultEach(v, depth, redact)
 	}
-	return redactEncoded(b, v, depth, redact)
+	return redactEncoded(b, v, depth, redactFunc(redact))
 }
 
 // redactEncoded is redactResult of v whose text steps.Encode wrote as b:
 // a caller that wrote it already does not write it twice.
-func redactEncoded(b []byte, v any, depth int, redact func(string) string) ([]byte, error) {
+func redactEncoded(b []byte, v any, depth int, r redactor) ([]byte, error) {
 	if bytes.IndexByte(b, '\\') < 0 && bytes.IndexByte(b, '<') < 0 {
 		s := unsafe.String(unsafe.SliceData(b), len(b))
-		if redact(s) == s {
+		if r.Redact(s) == s {
 			return b, nil
 		}
 	}
-	return redactResultEach(v, depth, redact)
+	return redactResultEach(v, depth, r.Redact)
 }
+
+// redactor is what a run redacts with: a proxy call (WithRoad) or a
+// function (WithRedact, as redactFunc). An interface rather than a func,
+// so that a host passing its proxy call makes no method value per run.
+type redactor interface{ Redact(string) string }
+
+// redactFunc is a redacting function as a redactor.
+type redactFunc func(string) string
+
+func (f redactFunc) Redact(s string) string { return f(s) }
 
 // redactResultEach is redactResult value by value, then whole.
 func redactResultEach(v any, depth int, redact func(string) string) ([]byte, error) {

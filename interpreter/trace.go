@@ -223,7 +223,7 @@ func (t *Tracer) stepJSON(e steps.Event) {
 		// Value by value, so the text stays JSON whatever a credential is.
 		b, over, err := steps.EncodeBounded(e.Output, 64, maxTraceBytes)
 		if err == nil && !over {
-			b, err = redactEncoded(b, e.Output, 64, t.redact)
+			b, err = redactEncoded(b, e.Output, 64, redactFunc(t.redact))
 		}
 		switch {
 		case over:
