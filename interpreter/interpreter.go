@@ -216,6 +216,21 @@ type run struct {
 	cfg   *runConfig // &rc
 	rc    runConfig
 	frame steps.Frame // the call's context inside
+	vars  [8]any      // the frame's variables, when the tool has no more
+}
+
+// actorValue is $actor: a constant for each actor the reference names (a
+// string made an interface value is otherwise an allocation per run).
+func actorValue(a string) any {
+	switch a {
+	case "", "user":
+		return "user"
+	case "agent":
+		return "agent"
+	case "scheduler":
+		return "scheduler"
+	}
+	return a
 }
 
 func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
@@ -224,11 +239,12 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	f.Limits = lim
 	ctx = f.Begin(ctx) // the deadline and the heap watch
 	defer f.Finish()
-	f.Vars = make([]any, s.tool.slots)
-	actor := s.cfg.actor
-	if actor == "" {
-		actor = "user"
+	if n := s.tool.slots; n <= len(s.vars) {
+		f.Vars = s.vars[:n:n]
+	} else {
+		f.Vars = make([]any, n)
 	}
+	actor := actorValue(s.cfg.actor)
 	var turn any
 	if s.cfg.turn != nil {
 		turn = s.cfg.turn
