@@ -88,7 +88,10 @@ func (c *Cache) Forget(prefix string) {
 
 // ReadSource returns a data source's result, "<plugin>.<source>", through
 // the cache. The call is made as the scheduler (read tools only, an ask is
-// declined), with the source's fixed input.
+// declined), with the source's fixed input. When the tool declares an
+// output schema, a result that does not match it is refused (an error
+// wrapping ErrOutputSchema, naming no text of the result) and not cached:
+// widgets read data sources, and show only what conforms.
 func (r *Registry) ReadSource(ctx context.Context, key string) (*Envelope, error) {
 	plugin, name, ok := strings.Cut(key, ".")
 	if !ok {
@@ -107,7 +110,20 @@ func (r *Registry) ReadSource(ctx context.Context, key string) (*Envelope, error
 			return nil, dec.Err()
 		}
 		return r.cache.Get(ctx, d.ID+"."+ds.Name, time.Duration(ds.TTLMs)*time.Millisecond, func(ctx context.Context) (*Envelope, error) {
-			return r.Invoke(ctx, call, nil)
+			env, err := r.Invoke(ctx, call, nil)
+			if err != nil {
+				return nil, err
+			}
+			// What a widget shows is checked against the tool's output
+			// schema first; a result that does not match is not kept.
+			full := env.Full
+			if full == nil {
+				full = env.Data
+			}
+			if err := CheckOutput(d.Plugin, ds.Tool, full); err != nil {
+				return nil, fmt.Errorf("data source %s.%s: %w", d.ID, ds.Name, err)
+			}
+			return env, nil
 		})
 	}
 	return nil, fmt.Errorf("plugin %s has no data source %q", d.ID, name)

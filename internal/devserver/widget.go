@@ -12,6 +12,7 @@ import (
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/manifest"
+	"github.com/pkuinfo/harness/registry"
 	"github.com/pkuinfo/harness/steps"
 	"go.yaml.in/yaml/v3"
 )
@@ -92,6 +93,11 @@ func (s *Server) serveWidget(w http.ResponseWriter, req *http.Request) {
 		default:
 			if data, ans.Error = decodeResult(rec); ans.Error != "" {
 				break
+			}
+			// A value that does not match the tool's output schema is not
+			// shown (registry.CheckOutput names no text of it).
+			if err := registry.CheckOutput(sn.plugin, ds.Tool, data); err != nil {
+				ans.Error = err.Error()
 			}
 		}
 		if ans.Error != "" {
