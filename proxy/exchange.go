@@ -720,14 +720,18 @@ var (
 	// and its hidden inputs, a JSON string field.
 	metaRefreshRE = regexp.MustCompile(`(?is)<meta\b[^>]*http-equiv\s*=\s*["']?refresh[^>]*>`)
 	contentAttrRE = regexp.MustCompile(`(?is)\bcontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
-	scriptNavRE   = regexp.MustCompile("(?i)(?:location(?:\\s*\\.\\s*href)?\\s*=|location\\s*\\.\\s*(?:replace|assign)\\s*\\(|window\\s*\\.\\s*open\\s*\\()\\s*[\"'`]([^\"'`]{1,1000})")
-	formRE        = regexp.MustCompile(`(?is)<form\b[^>]*>.*?(?:</form\s*>|$)`)
-	actionAttrRE  = regexp.MustCompile(`(?is)\baction\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
-	inputRE       = regexp.MustCompile(`(?is)<input\b[^>]*>`)
-	nameAttrRE    = regexp.MustCompile(`(?is)\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
-	valueAttrRE   = regexp.MustCompile(`(?is)\bvalue\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
-	hiddenRE      = regexp.MustCompile(`(?is)\btype\s*=\s*["']?hidden`)
-	autoSubmitRE  = regexp.MustCompile(`(?is)\.submit\s*\(|\bonload\s*=|requestSubmit\s*\(`)
+	// The script's URL is taken whole, up to its closing quote, or not at
+	// all: a cut of it (a window of so many characters) would end inside
+	// a session it holds, at a point the page's text before it (the
+	// step's own, echoed) chose, and register a start of the session.
+	scriptNavRE  = regexp.MustCompile("(?i)(?:location(?:\\s*\\.\\s*href)?\\s*=|location\\s*\\.\\s*(?:replace|assign)\\s*\\(|window\\s*\\.\\s*open\\s*\\()\\s*[\"'`]([^\"'`]+)[\"'`]")
+	formRE       = regexp.MustCompile(`(?is)<form\b[^>]*>.*?(?:</form\s*>|$)`)
+	actionAttrRE = regexp.MustCompile(`(?is)\baction\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	inputRE      = regexp.MustCompile(`(?is)<input\b[^>]*>`)
+	nameAttrRE   = regexp.MustCompile(`(?is)\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	valueAttrRE  = regexp.MustCompile(`(?is)\bvalue\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	hiddenRE     = regexp.MustCompile(`(?is)\btype\s*=\s*["']?hidden`)
+	autoSubmitRE = regexp.MustCompile(`(?is)\.submit\s*\(|\bonload\s*=|requestSubmit\s*\(`)
 )
 
 // jsonHandoffFields takes every JSON string field of body whose key holds
@@ -858,6 +862,9 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 	}
 	if (bytes.IndexByte(body, '=') >= 0 || bytes.IndexByte(body, '(') >= 0) && containsAny(body, navWords) {
 		for _, m := range scriptNavRE.FindAllStringSubmatch(s, 64) {
+			if len(m[1]) > maxPathBytes {
+				continue // no URL the proxy would follow, and never cut
+			}
 			h.url(html.UnescapeString(unescapeJS(m[1])), 0)
 		}
 	}

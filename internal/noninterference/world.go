@@ -324,6 +324,11 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 		for i := 0; q.Has("p" + strconv.Itoa(i)); i++ {
 			io.WriteString(rw, q.Get("p"+strconv.Itoa(i))+v+"\n")
 		}
+	case "/nav":
+		// A page whose script goes on to another origin with the step's
+		// text right before the session in the URL.
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(rw, `<html><script>location.href = "`+cardOrigin+`/next?token=`+q.Get("q")+v+`";</script></html>`)
 	case "/redirect":
 		// Another origin's address repeating the step's own query.
 		h.Set("Location", cardOrigin+"/land?"+r.URL.RawQuery)
