@@ -240,58 +240,47 @@ var httpStatus = yamlx.Int{Min: 100, Max: 599, Hint: "an HTTP status"}
 // anchors, aliases and tags are refused; every problem is reported as
 // FILE:LINE:COL: message.
 func LoadServices(path string) (Catalogue, error) {
-	var l diag.List
-	doc, err := loadConfig(path, 8, &l)
-	if err != nil {
-		return nil, err
-	}
-	if !doc.Safe() {
-		return Catalogue{}, nil
-	}
-	top, ok := doc.Mapping(doc.Root, "the services file", nil, &l)
-	if !ok {
-		return nil, &l
-	}
-	c := yamlx.NewCtx(doc, &l, nil)
-	out := make(Catalogue, len(top.Fields))
-	for _, f := range top.Fields {
-		if !manifest.ServiceName.Check(c, f.KeyN, "service name", f.Key) {
-			continue
-		}
-		decl := *serviceDecl
-		decl.Name = "service " + strconv.Quote(f.Key)
-		o, ok := c.Object(f.Value, &decl)
+	return loadConfig(path, 8, func(c *yamlx.Ctx) Catalogue {
+		top, ok := c.Doc.Mapping(c.Doc.Root, "the services file", nil, c.L)
 		if !ok {
-			continue
+			return nil
 		}
-		auth, login, csrf := o.Obj("auth"), o.Obj("login"), o.Obj("csrf")
-		s := &Service{Name: f.Key, Origin: o.String("origin"),
-			Auth:    Auth{Cookies: auth.Strings("cookies"), Headers: auth.Strings("headers")},
-			Login:   Login{Redirect: login.String("redirect"), Redirects: login.Strings("redirects")},
-			CSRF:    CSRF{Cookie: csrf.String("cookie"), Header: csrf.String("header")},
-			Headers: o.StringMap("headers"), Query: o.StringMap("query"), Concurrency: int(o.Int("concurrency")),
-			Entry: o.Strings("entry"), Networks: o.Strings("networks")}
-		for _, v := range asList(login.Value("status")) {
-			s.Login.Status = append(s.Login.Status, int(v.(int64)))
-		}
-		if js, _ := login.Value("json").([]yamlx.Entry); js != nil {
-			s.Login.JSON = map[string][]string{}
-			for _, e := range js {
-				for _, v := range e.Value.([]any) {
-					s.Login.JSON[e.Key] = append(s.Login.JSON[e.Key], v.(string))
+		out := make(Catalogue, len(top.Fields))
+		for _, f := range top.Fields {
+			if !manifest.ServiceName.Check(c, f.KeyN, "service name", f.Key) {
+				continue
+			}
+			decl := *serviceDecl
+			decl.Name = "service " + strconv.Quote(f.Key)
+			o, ok := c.Object(f.Value, &decl)
+			if !ok {
+				continue
+			}
+			auth, login, csrf := o.Obj("auth"), o.Obj("login"), o.Obj("csrf")
+			s := &Service{Name: f.Key, Origin: o.String("origin"),
+				Auth:    Auth{Cookies: auth.Strings("cookies"), Headers: auth.Strings("headers")},
+				Login:   Login{Redirect: login.String("redirect"), Redirects: login.Strings("redirects")},
+				CSRF:    CSRF{Cookie: csrf.String("cookie"), Header: csrf.String("header")},
+				Headers: o.StringMap("headers"), Query: o.StringMap("query"), Concurrency: int(o.Int("concurrency")),
+				Entry: o.Strings("entry"), Networks: o.Strings("networks")}
+			for _, v := range asList(login.Value("status")) {
+				s.Login.Status = append(s.Login.Status, int(v.(int64)))
+			}
+			if js, _ := login.Value("json").([]yamlx.Entry); js != nil {
+				s.Login.JSON = map[string][]string{}
+				for _, e := range js {
+					for _, v := range e.Value.([]any) {
+						s.Login.JSON[e.Key] = append(s.Login.JSON[e.Key], v.(string))
+					}
 				}
 			}
+			if _, err := compileService(f.Key, s); err != nil {
+				c.Errorf(f.Value, "%s", err.Error())
+			}
+			out[f.Key] = s
 		}
-		if _, err := compileService(f.Key, s); err != nil {
-			l.Errorf(doc.NodePos(f.Value), "%s", err.Error())
-		}
-		out[f.Key] = s
-	}
-	if l.HasErrors() {
-		l.Sort()
-		return nil, &l
-	}
-	return out, nil
+		return out
+	})
 }
 
 // ServicesSchema is the JSON Schema of a services file, generated from the
@@ -305,17 +294,24 @@ func ServicesSchema() map[string]any {
 }
 
 // loadConfig reads and parses a services or secrets file (a mapping at most
-// depth deep); the document is not Safe, with no error, when it is empty.
-func loadConfig(path string, depth int, l *diag.List) (*yamlx.Doc, error) {
+// depth deep) and decodes it with decode, which reports to c: an empty file
+// is an empty map, a file with any error the sorted list of its problems.
+func loadConfig[M ~map[string]V, V any](path string, depth int, decode func(c *yamlx.Ctx) M) (M, error) {
 	src, err := readConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	doc := yamlx.Parse(path, src, 1, nil, yamlx.Limits{MaxBytes: maxConfigBytes, MaxKeys: 20000, MaxDepth: depth}, l)
-	if !doc.Safe() && l.HasErrors() {
-		return nil, l
+	var l diag.List
+	doc := yamlx.Parse(path, src, 1, nil, yamlx.Limits{MaxBytes: maxConfigBytes, MaxKeys: 20000, MaxDepth: depth}, &l)
+	out := M{}
+	if doc.Safe() {
+		out = decode(yamlx.NewCtx(doc, &l, nil))
 	}
-	return doc, nil
+	if l.HasErrors() {
+		l.Sort()
+		return nil, &l
+	}
+	return out, nil
 }
 
 func asList(v any) []any { list, _ := v.([]any); return list }

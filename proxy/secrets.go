@@ -19,7 +19,6 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/pkuinfo/harness/internal/atomicfile"
-	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/manifest"
 	"go.yaml.in/yaml/v3"
@@ -117,33 +116,22 @@ func SecretsSchema() map[string]any {
 // service name to {cookies: {NAME: VALUE}, headers: {NAME: VALUE}}. Errors
 // name the file, line and column, never a value.
 func LoadSecrets(path string) (Secrets, error) {
-	var l diag.List
-	doc, err := loadConfig(path, 6, &l)
-	if err != nil {
-		return nil, err
-	}
-	if !doc.Safe() {
-		return Secrets{}, nil
-	}
-	out := Secrets{}
-	c := yamlx.NewCtx(doc, &l, nil)
-	DecodeSecrets(c, doc.Root, "the secrets file", func(f yamlx.Pair, ss *ServiceSecrets) {
-		switch {
-		case !manifest.ServiceName.Check(c, f.KeyN, "service name", f.Key): // reported
-		case ss != nil:
-			norm, err := normaliseSecrets(f.Key, ss)
-			if err != nil {
-				l.Errorf(doc.NodePos(f.Value), "%s", err.Error())
-				return
+	return loadConfig(path, 6, func(c *yamlx.Ctx) Secrets {
+		out := Secrets{}
+		DecodeSecrets(c, c.Doc.Root, "the secrets file", func(f yamlx.Pair, ss *ServiceSecrets) {
+			switch {
+			case !manifest.ServiceName.Check(c, f.KeyN, "service name", f.Key): // reported
+			case ss != nil:
+				norm, err := normaliseSecrets(f.Key, ss)
+				if err != nil {
+					c.Errorf(f.Value, "%s", err.Error())
+					return
+				}
+				out[f.Key] = norm
 			}
-			out[f.Key] = norm
-		}
+		})
+		return out
 	})
-	if l.HasErrors() {
-		l.Sort()
-		return nil, &l
-	}
-	return out, nil
 }
 
 // normaliseSecrets checks names and values (never quoting a value) and
