@@ -56,9 +56,9 @@ var frontMatterDecl = &yamlx.Decl{Name: "the front matter", Title: "PLUGIN.md fr
 		{Name: "maxAgentSteps", Type: yamlx.Int{Min: 1, Max: MaxAgentSteps}, Doc: "How many steps the agent may take in a turn that uses this plugin (a hint to the agent loop; it grants nothing)."},
 		{Name: "core", Type: yamlx.Bool{}, Doc: "A plugin that cannot be turned off: honoured for a document bundled with the app as official, ignored (with a lint warning) otherwise."},
 		{Name: "author", Type: prose{Max: MaxNameLen}, Doc: "Who wrote the document."},
-		{Name: "homepage", Type: schemaPlus{prose{Max: 300}, map[string]any{"pattern": "^https://"}}, Doc: "An https URL about the document."},
+		{Name: "homepage", Type: yamlx.SchemaPlus{Type: prose{Max: 300}, Extra: map[string]any{"pattern": "^https://"}}, Doc: "An https URL about the document."},
 		{Name: "license", Type: prose{Max: 80}, Doc: "The license, e.g. MIT."},
-		{Name: "requires", Type: schemaPlus{yamlx.List{Of: yamlx.String{}}, map[string]any{"uniqueItems": true,
+		{Name: "requires", Type: yamlx.SchemaPlus{Type: yamlx.List{Of: yamlx.String{}}, Extra: map[string]any{"uniqueItems": true,
 			"items": map[string]any{"type": "string", "pattern": serviceRE.String()}}},
 			Doc: "Capabilities the host must grant: " + strings.Join(KnownRequires, ", ") + " (an unknown one is still a name)."},
 		{Name: "access", Type: yamlx.Later{Of: yamlx.Object{Decl: accessDecl}}, Doc: "What the document may reach: declared, never inferred."},
@@ -82,15 +82,15 @@ var ServiceName = yamlx.String{Pattern: serviceRE, Rule: "must match [a-z][a-z0-
 var accessDecl = &yamlx.Decl{Name: "access", Fields: []yamlx.Field{
 	{Name: "campus", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Either{Scalar: ServiceName, Mapping: yamlx.Object{Decl: campusDecl}}}},
 		Doc: "Campus services by catalogue name: a name allows every path, {service, paths} only those prefixes."},
-	{Name: "web", Type: yamlx.Later{Of: yamlx.List{Of: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#@]+/?$"}}}},
+	{Name: "web", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.SchemaPlus{Type: yamlx.String{}, Extra: map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#@]+/?$"}}}},
 		Doc: "Public origins, scheme://host[:port]: no user, path, query, fragment or wildcard."},
-	{Name: "abilities", Type: yamlx.Later{Of: schemaPlus{yamlx.List{Of: yamlx.Enum{Values: KnownAbilities, Rule: "is not an ability: " + strings.Join(KnownAbilities, ", ")}},
-		map[string]any{"uniqueItems": true}}}, Doc: "Host abilities: kv is the plugin's private store."},
+	{Name: "abilities", Type: yamlx.Later{Of: yamlx.SchemaPlus{Type: yamlx.List{Of: yamlx.Enum{Values: KnownAbilities, Rule: "is not an ability: " + strings.Join(KnownAbilities, ", ")}},
+		Extra: map[string]any{"uniqueItems": true}}}, Doc: "Host abilities: kv is the plugin's private store."},
 }}
 
 var campusDecl = &yamlx.Decl{Name: "a campus service", Fields: []yamlx.Field{
 	{Name: "service", Type: ServiceName, Required: true, Doc: "The service's catalogue name."},
-	{Name: "paths", Type: schemaPlus{yamlx.List{Of: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^/"}}}, map[string]any{"minItems": 1}},
+	{Name: "paths", Type: yamlx.SchemaPlus{Type: yamlx.List{Of: yamlx.SchemaPlus{Type: yamlx.String{}, Extra: map[string]any{"pattern": "^/"}}}, Extra: map[string]any{"minItems": 1}},
 		Doc: "Path prefixes the document may request (leave out: any path)."},
 }}
 

@@ -58,7 +58,7 @@ var preferenceDecl = &yamlx.Decl{Name: "a preference", Fields: []yamlx.Field{
 	{Name: "kind", Type: yamlx.Enum{Values: PreferenceKinds, Rule: "must be choice, boolean, text or list", Old: OldPreferenceKinds}, Required: true,
 		Doc: "choice: one of the options' values; boolean; text: a string; list: a list of strings (options restrict them). " +
 			"number and integer are outside the plugin reference (a warning). Old spellings: enum (choice), string (text)."},
-	{Name: "options", Type: yamlx.List{Of: yamlx.Short{Decl: optionDecl, Key: "value", Scalar: schemaPlus{yamlx.Any{}, map[string]any{"type": []any{"string", "number", "boolean"}}},
+	{Name: "options", Type: yamlx.List{Of: yamlx.Short{Decl: optionDecl, Key: "value", Scalar: yamlx.SchemaPlus{Type: yamlx.Any{}, Extra: map[string]any{"type": []any{"string", "number", "boolean"}}},
 		Hint: "write {value, label}"}, Min: 1}, Doc: "The allowed values, {value, label} each (a plain value is the old spelling)."},
 	{Name: "screen", Type: keyWord, Doc: "The contributes.screens key of the screen that shows it (the app route /p/PLUGIN/KEY); default the first screen."},
 	{Name: "default", Type: yamlx.Any{}, Doc: "The value until the user sets one; it must fit the schema."},

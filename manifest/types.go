@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"maps"
 	"strings"
 	"unicode/utf8"
 
@@ -87,19 +86,6 @@ func items(c *yamlx.Ctx, o *yamlx.Obj, name string) (vals []*yamlx.Obj, nodes []
 		}
 	}
 	return vals, nodes
-}
-
-// schemaPlus is a type whose JSON Schema says more than its decoding checks
-// (a pattern, uniqueItems): the parser's own messages check those.
-type schemaPlus struct {
-	yamlx.Type
-	Extra map[string]any
-}
-
-func (t schemaPlus) Schema(g *yamlx.Gen) map[string]any {
-	out := t.Type.Schema(g)
-	maps.Copy(out, t.Extra)
-	return out
 }
 
 // asList is a decoded list, or nil.

@@ -31,12 +31,14 @@
 // value an older release wrote in another shape). A bad value is reported
 // once and neither defaulted nor called missing.
 //
-// Types: String (MinLen, MaxLen in characters, Pattern with a Hint, Not),
-// Int (Min, Max), Bool, Enum (Fold), Duration (Max), List, MapOf (in source
-// order, []Entry), Object (a nested Decl, *Obj), Either (a scalar or a
-// mapping), Any (JSON data), Later (the node, for the owner to decode once
-// it is ready), Named (another name in the tables). A surface adds its own
-// by implementing Type; Ctx.Env carries what its types need (a compiler).
+// Types: String (MinLen, MaxLen in characters, Pattern with a Hint or a
+// Rule, Not), Int (Min, Max), Bool, Enum (Fold, Rule, Old spellings),
+// Duration (Max), List, MapOf (in source order, []Entry), Object (a nested
+// Decl, *Obj), Either (a scalar or a mapping), Any (JSON data), Later (the
+// node, for the owner to decode once it is ready), Named (another name in
+// the tables), SchemaPlus (a schema that says more than the decoding
+// checks). A surface adds its own by implementing Type; Ctx.Env carries
+// what its types need (a compiler).
 //
 // Gen turns declarations into JSON Schema (draft 2020-12) with title,
 // description, enum and default; a Decl with Def becomes a shared "$defs"

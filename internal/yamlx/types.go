@@ -380,6 +380,21 @@ type Named struct {
 func (t Named) Name() string   { return t.Label }
 func (t Named) Decls() []*Decl { return declsOf(t.Type) }
 
+// SchemaPlus is a type whose JSON Schema says more than its decoding checks
+// (a pattern, uniqueItems), for rules its owner checks in code with its own
+// words; Extra's keywords are added to the type's schema.
+type SchemaPlus struct {
+	Type
+	Extra map[string]any
+}
+
+func (t SchemaPlus) Schema(g *Gen) map[string]any {
+	out := t.Type.Schema(g)
+	maps.Copy(out, t.Extra)
+	return out
+}
+func (t SchemaPlus) Decls() []*Decl { return declsOf(t.Type) }
+
 func anys(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
