@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
 )
 
 // LimitError is a breached limit: which one, its value, and what breached it.
