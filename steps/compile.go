@@ -100,6 +100,7 @@ func (c *Compiler) Block(n *yaml.Node, what string) Block {
 		}
 	}
 	c.label = prefix
+	out.settle()
 	return out
 }
 

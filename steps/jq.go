@@ -29,7 +29,8 @@ type JQ struct {
 	Pos   diag.Pos
 	code  *gojq.Code
 	nvars int
-	fast  *fast // set when the program needs no gojq run
+	fast  *fast  // set when the program needs no gojq run
+	use   dotUse // what it reads of its input (dotuse.go)
 }
 
 // Scope is the variables visible at a point of a tool, in slot order: slot i
@@ -108,7 +109,7 @@ func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l 
 		l.Errorf(at(0), "jq modules (import, include) are not available")
 		return nil
 	}
-	fst := fastOf(q, sc)
+	fst, use := fastOf(q, sc), useOf(q)
 	if err := checkInternal(q); err != nil {
 		l.Errorf(at(0), "%v", err)
 		return nil
@@ -150,7 +151,7 @@ func compileJQ(src string, sc *Scope, lim *Limits, at func(off int) diag.Pos, l 
 		l.Errorf(at(off), "%s", msg)
 		return nil
 	}
-	return &JQ{Src: src, Pos: at(0), code: code, nvars: len(vars), fast: fst}
+	return &JQ{Src: src, Pos: at(0), code: code, nvars: len(vars), fast: fst, use: use}
 }
 
 // CompileJQ compiles the jq program held by scalar n (the whole value; a

@@ -161,6 +161,9 @@ func decodeHTML(c *Compiler, n *yaml.Node) Step {
 	return s
 }
 
+// dotUse: `.` is read by from, or its body is.
+func (s *htmlStep) dotUse() ([]*JQ, []string) { return []*JQ{s.from}, []string{"body"} }
+
 func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 	text, err := textFrom(ctx, f, s.from, "body")
 	if err != nil {

@@ -19,4 +19,6 @@ type jqStep struct{ q *JQ }
 
 func (s *jqStep) Run(ctx context.Context, f *Frame) (any, error) { return s.q.First(ctx, f, f.Dot) }
 
+func (s *jqStep) dotUse() ([]*JQ, []string) { return []*JQ{s.q}, nil }
+
 var _ Step = (*jqStep)(nil)

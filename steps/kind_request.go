@@ -67,7 +67,11 @@ type requestStep struct {
 	body    *Template
 	ctype   string
 	retry   *proxy.RetryPolicy // nil: one attempt
+
+	noHeaders bool // no step reads the output's headers (Block.settle)
 }
+
+func (s *requestStep) skipHeaders() { s.noHeaders = true }
 
 type kvTemplate struct {
 	key string
@@ -346,6 +350,9 @@ func (s *requestStep) do(ctx context.Context, f *Frame, v any) (any, error) {
 	body, err := parseBody(resp, f.Limits.Depth)
 	if err != nil {
 		return nil, err
+	}
+	if s.noHeaders && f.Trace == nil {
+		return map[string]any{"status": resp.Status, "body": body, "url": resp.URL}, nil
 	}
 	return map[string]any{"status": resp.Status, "headers": headerMap(resp.Header), "body": body, "url": resp.URL}, nil
 }

@@ -28,4 +28,6 @@ func (s *returnStep) Run(ctx context.Context, f *Frame) (any, error) {
 	return v, nil
 }
 
+func (s *returnStep) dotUse() ([]*JQ, []string) { return []*JQ{s.q}, nil }
+
 var _ Step = (*returnStep)(nil)
