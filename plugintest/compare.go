@@ -94,14 +94,13 @@ func exactNumbers(n *yaml.Node, v any) any {
 
 // pretty renders a value as indented JSON with sorted keys.
 func pretty(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := marshal(v)
+	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return strings.TrimRight(b.String(), "\n")
+	var out bytes.Buffer
+	json.Indent(&out, b, "", "  ")
+	return out.String()
 }
 
 // equal compares two normalized values; numbers compare as numbers (23

@@ -360,11 +360,7 @@ func (ps *parser) parseCase(file *yamlx.Obj, n *yaml.Node, i int) *Case {
 		for _, t := range ps.p.Tools {
 			names = append(names, t.Name)
 		}
-		msg := "case " + strconv.Quote(c.Name) + " calls tool " + strconv.Quote(c.Tool) + ", which the document does not define"
-		if s := yamlx.Suggest(c.Tool, names); s != "" {
-			msg += " (did you mean " + strconv.Quote(s) + "?)"
-		}
-		good = ps.errorf(v.Node, "%s", msg)
+		good = ps.errorf(v.Node, "case %q calls tool %q, which the document does not define%s", c.Name, c.Tool, yamlx.DidYouMean(c.Tool, names))
 	}
 	if list, nodes, _ := ps.c.Later(o, "exchanges"); list != nil {
 		for j, x := range list.([]any) {
@@ -486,11 +482,8 @@ func (refusalType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	if !ok || slices.Contains(refusals, s) {
 		return s, ok
 	}
-	msg := "refused " + strconv.Quote(s) + " is not a refusal reason (" + strings.Join(refusals, ", ") + ")"
-	if sg := yamlx.Suggest(s, refusals); sg != "" {
-		msg = "refused " + strconv.Quote(s) + " is not a refusal reason (did you mean " + strconv.Quote(sg) + "?)"
-	}
-	c.Errorf(n, "%s", msg)
+	tail := cmp.Or(yamlx.DidYouMean(s, refusals), " ("+strings.Join(refusals, ", ")+")")
+	c.Errorf(n, "refused %q is not a refusal reason%s", s, tail)
 	return nil, false
 }
 func (refusalType) Schema(*yamlx.Gen) map[string]any {
@@ -607,11 +600,7 @@ func (ps *parser) parseOrigin(n *yaml.Node, e *Exchange) bool {
 		}
 		declared = append(declared, w.String())
 	}
-	msg := "origin " + strconv.Quote(n.Value) + " is not in the document's access.web"
-	if sg := yamlx.Suggest(o.String(), declared); sg != "" {
-		msg += " (did you mean " + strconv.Quote(sg) + "?)"
-	}
-	return ps.errorf(n, "%s", msg)
+	return ps.errorf(n, "origin %q is not in the document's access.web%s", n.Value, yamlx.DidYouMean(o.String(), declared))
 }
 
 func (ps *parser) parseResponse(o *yamlx.Obj, n *yaml.Node, r *Response) bool {

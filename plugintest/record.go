@@ -2,6 +2,7 @@ package plugintest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -124,11 +125,11 @@ func (r *Recorder) Exchanges() ([]*Exchange, error) {
 	return out, nil
 }
 
+// method is a request's method, in upper case (GET when unset).
+func method(r *proxy.Request) string { return cmp.Or(strings.ToUpper(r.Method), "GET") }
+
 func describeRequest(r *proxy.Request) string {
-	m := r.Method
-	if m == "" {
-		m = "GET"
-	}
+	m := method(r)
 	if r.Service != "" {
 		return m + " " + r.Path + " of " + r.Service
 	}
@@ -137,10 +138,7 @@ func describeRequest(r *proxy.Request) string {
 
 func (r *Recorder) exchange(x *recorded) (*Exchange, error) {
 	req := &x.req
-	e := &Exchange{Method: strings.ToUpper(req.Method), Resp: Response{Header: http.Header{}}}
-	if e.Method == "" {
-		e.Method = "GET"
-	}
+	e := &Exchange{Method: method(req), Resp: Response{Header: http.Header{}}}
 	var rawPath, rawQuery string
 	if req.Service != "" {
 		e.Service = req.Service
@@ -359,17 +357,8 @@ func Record(ctx context.Context, doc *host.Document, call host.Call, opts Record
 	if kv != nil && len(kv.set) > 0 {
 		c.Expect.KV = map[string]any{}
 		for k := range kv.set {
-			x, ok, _ := kv.mem.Get(k)
-			if !ok {
-				c.Expect.KV[k] = nil
-				continue
-			}
-			b, err := steps.Encode(x, 256)
-			if err != nil {
-				return nil, fmt.Errorf("the store's key %q: %v", k, err)
-			}
-			if c.Expect.KV[k], err = decodeJSON(b); err != nil {
-				return nil, fmt.Errorf("the store's key %q: %v", k, err)
+			if c.Expect.KV[k], err = storedJSON(kv, k); err != nil {
+				return nil, fmt.Errorf("the store's key %q %v", k, err)
 			}
 		}
 	}

@@ -1,9 +1,8 @@
 package plugintest
 
 import (
-	"bytes"
+	"cmp"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -194,15 +193,7 @@ func sameQuery(want, got url.Values, fixed map[string]string) bool {
 		}
 		g[k] = v
 	}
-	if len(g) != len(want) {
-		return false
-	}
-	for k, wv := range want {
-		if gv, ok := g[k]; !ok || !slices.Equal(wv, gv) {
-			return false
-		}
-	}
-	return true
+	return maps.EqualFunc(want, g, slices.Equal)
 }
 
 // describe renders a request for a message: the method, the path (the
@@ -230,10 +221,7 @@ func (r *replay) describe(t target, method, path string, q url.Values) string {
 			rec = append(rec, x+" at "+e.Pos.String())
 		}
 	}
-	name := t.service
-	if t.origin != "" {
-		name = t.origin
-	}
+	name := cmp.Or(t.origin, t.service)
 	if len(rec) == 0 {
 		return s + "; the case records no exchange for " + name
 	}
@@ -302,10 +290,8 @@ func (r *replay) checkBody(e *Exchange, req *http.Request, body []byte) {
 		}
 	}
 	if e.HasJSON {
-		var got any
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.UseNumber()
-		if err := dec.Decode(&got); err != nil {
+		got, err := decodeJSON(body)
+		if err != nil {
 			r.problem("the request answered by the exchange at %s has no JSON body: %v", at, err)
 			return
 		}

@@ -414,25 +414,34 @@ func leaks(c *Case, o *outcome) []string {
 	return out
 }
 
+// storedJSON is the value of key k of a plugin's store as JSON data (nil:
+// absent).
+func storedJSON(kv steps.KV, k string) (any, error) {
+	v, ok, err := kv.Get(k)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %v", err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	b, err := steps.Encode(v, 256)
+	if err == nil {
+		v, err = decodeJSON(b)
+	}
+	if err != nil {
+		return nil, errors.New("does not hold JSON")
+	}
+	return v, nil
+}
+
 // checkKV compares the listed keys of the plugin's store after the call.
 func checkKV(c *Case, kv *steps.MemKV) []string {
 	var out []string
 	for _, k := range sortedKeys(c.Expect.KV) {
-		v, ok, err := kv.Get(k)
+		got, err := storedJSON(kv, k)
 		if err != nil {
-			out = append(out, fmt.Sprintf("the store's key %q cannot be read: %v", k, err))
+			out = append(out, fmt.Sprintf("the store's key %q %v", k, err))
 			continue
-		}
-		var got any
-		if ok {
-			b, err := steps.Encode(v, 256)
-			if err == nil {
-				got, err = decodeJSON(b)
-			}
-			if err != nil {
-				out = append(out, fmt.Sprintf("the store's key %q does not hold JSON", k))
-				continue
-			}
 		}
 		if want := c.Expect.KV[k]; !equal(want, got) {
 			out = append(out, fmt.Sprintf("the store's key %q differs:\n%s", k, indent(diffLines(pretty(want), pretty(got)), "  ")))

@@ -380,20 +380,9 @@ func WriteCase(path string, text []byte, force bool) error {
 	if force {
 		return atomicfile.Write(path, text, 0o644)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	err := atomicfile.CreateFS(atomicfile.OS, path, text, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s exists: pass --force to replace it", path)
 	}
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(text); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return err
 }
