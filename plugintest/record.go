@@ -320,17 +320,9 @@ func Record(ctx context.Context, doc *host.Document, call host.Call, opts Record
 		}
 		call.KV = kv
 	}
-	c := &Case{Name: h.Redact(opts.Name), Tool: call.Tool, Input: call.Input, Actor: opts.Actor, Trust: opts.Trust,
+	c := &Case{Name: cmp.Or(h.Redact(opts.Name), "recorded "+call.Tool), Tool: call.Tool, Input: call.Input,
+		Actor: cmp.Or(opts.Actor, "user"), Trust: cmp.Or(opts.Trust, "community"),
 		Tainted: opts.Tainted, Approve: opts.Approve, Prefs: call.Prefs, Now: opts.Now}
-	if c.Name == "" {
-		c.Name = "recorded " + call.Tool
-	}
-	if c.Actor == "" {
-		c.Actor = "user"
-	}
-	if c.Trust == "" {
-		c.Trust = "community"
-	}
 	if c.Input == nil {
 		c.Input = map[string]any{}
 	}

@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -318,11 +319,7 @@ func check(ctx context.Context, c *Case, o *outcome) []string {
 	}
 	var fails []string
 	if e.Status != "" && o.result.Status != e.Status {
-		st := o.result.Status
-		if st == "" {
-			st = "none"
-		}
-		fails = append(fails, fmt.Sprintf("expected status %s, got status %s; the result:\n%s", e.Status, st, indent(pretty(o.value), "  ")))
+		fails = append(fails, fmt.Sprintf("expected status %s, got status %s; the result:\n%s", e.Status, cmp.Or(o.result.Status, "none"), indent(pretty(o.value), "  ")))
 	}
 	if e.HasOutput && !equal(e.Output, o.value) {
 		fails = append(fails, "the result differs:\n"+indent(diffLines(pretty(e.Output), pretty(o.value)), "  "))
