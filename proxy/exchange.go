@@ -680,10 +680,11 @@ func (c *Call) absorbHandoffHeaders(t *target, hdr http.Header) error {
 		if structuralHeader(k) {
 			continue
 		}
+		// Each value whole, never a cut of it (the header block is at most
+		// MaxHeaderBytes): a cut would end inside a session the value
+		// holds, where the step's echoed text before it chose, and
+		// register a start of the session.
 		for _, v := range vs {
-			if len(v) > 16<<10 {
-				v = v[:16<<10]
-			}
 			switch {
 			case k == "Location" || k == "Content-Location":
 				h.url(strings.TrimSpace(v), 0)

@@ -19,6 +19,7 @@ import (
 // text: a start of the session, registered and redacted from then on,
 // which the step tests one character at a time. What the step sees is
 // the same for two sessions that differ from their first character on.
+// The same holds for a header value (a Location) of any length.
 func TestHandoffValuesAreNeverCutsOfACredential(t *testing.T) {
 	const prefix = `http://card.example/next?token=`
 	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
@@ -38,6 +39,8 @@ func TestHandoffValuesAreNeverCutsOfACredential(t *testing.T) {
 		case "/location":
 			w.Header().Set("Location", prefix+q+c.Value)
 			w.WriteHeader(http.StatusFound)
+		case "/header":
+			w.Header().Set("X-Next", prefix+q+c.Value)
 		}
 	})
 	observe := func(session string) string {
@@ -46,8 +49,8 @@ func TestHandoffValuesAreNeverCutsOfACredential(t *testing.T) {
 		ks := MemKeystore(Secrets{"portal": {Cookies: map[string]string{"SESSION": session}}})
 		call := New(Config{Catalogue: cat, Keystore: ks}).NewCall("d", access("portal"))
 		var b strings.Builder
-		for _, path := range []string{"/script", "/meta", "/form", "/json", "/location"} {
-			for _, n := range []int{1, 2, 3, 8, 100, 900, 1000 - len(prefix) - 1, 1000 - len(prefix) - 2, 1000 - len(prefix) - 8, 1024 - len(prefix) - 1, 2040, 4095, 8191} {
+		for _, path := range []string{"/script", "/meta", "/form", "/json", "/location", "/header"} {
+			for _, n := range []int{1, 2, 3, 8, 100, 900, 1000 - len(prefix) - 1, 1000 - len(prefix) - 2, 1000 - len(prefix) - 8, 1024 - len(prefix) - 1, 2040, 4095, 8191, 16<<10 - len(prefix) - 1, 16<<10 - len(prefix) - 8, 16<<10} {
 				q := strings.Repeat("a", n)
 				resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: path, Query: map[string][]string{"q": {q}}})
 				if err != nil {
