@@ -200,11 +200,11 @@ func (paramValues) Name() string { return "string, number or boolean, or a list 
 var requestDecl = &yamlx.Decl{Name: "request", Schema: map[string]any{"not": map[string]any{"required": []any{"service", "origin"}}},
 	Fields: []yamlx.Field{
 		{Name: "service", Type: yamlx.String{}, Doc: "A campus service of access.campus; may be left out when the document declares one campus service."},
-		{Name: "origin", Type: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#]+/?$"}},
+		{Name: "origin", Type: yamlx.SchemaPlus{Type: yamlx.String{}, Extra: map[string]any{"pattern": "^[hH][tT][tT][pP][sS]?://[^/?#]+/?$"}},
 			Doc: "A web origin of access.web (scheme://host[:port]); may be left out when the document declares one web origin and no campus service."},
 		{Name: "method", Type: yamlx.Enum{Values: []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}, Fold: true}, Default: "GET",
 			Doc: "The HTTP method."},
-		{Name: "path", Type: schemaPlus{yamlx.String{}, map[string]any{"pattern": "^/[^?#]*$"}}, Required: true, Need: "the query goes in query",
+		{Name: "path", Type: yamlx.SchemaPlus{Type: yamlx.String{}, Extra: map[string]any{"pattern": "^/[^?#]*$"}}, Required: true, Need: "the query goes in query",
 			Doc: "Exact; the query goes in query."},
 		{Name: "query", Type: params, Doc: "The exact set of parameters (besides those the catalogue adds); a list is the parameter repeated, in that order."},
 		{Name: "form", Type: params, Doc: "The form body must be exactly this; a list is the field repeated, in that order."},
@@ -235,10 +235,10 @@ var expectDecl = &yamlx.Decl{Name: "expect", Doc: "Exactly one kind of outcome: 
 		{Name: "output", Type: yamlx.Any{}, Doc: "The exact JSON result."},
 		{Name: "jq", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Either{Scalar: yamlx.String{}, Mapping: yamlx.Object{Decl: assertionDecl}}, Min: 1}},
 			Doc: "Assertions: a jq condition that must give true, or {expr, equals}."},
-		{Name: "error", Type: schemaPlus{yamlx.String{}, map[string]any{"minLength": 1}}, Doc: "A part of the failure message."},
+		{Name: "error", Type: yamlx.SchemaPlus{Type: yamlx.String{}, Extra: map[string]any{"minLength": 1}}, Doc: "A part of the failure message."},
 		{Name: "status", Type: yamlx.String{Pattern: statusRE, Hint: "[a-z][a-z_]* (e.g. login_required)"}, Doc: "The result is a status object with this status."},
 		{Name: "refused", Type: refusalType{}, Doc: "The permission rule's reason."},
-		{Name: "kv", Type: schemaPlus{jsonMap{}, map[string]any{"minProperties": 1}}, Doc: "The plugin's store after the call (null: the key is absent)."},
+		{Name: "kv", Type: yamlx.SchemaPlus{Type: jsonMap{}, Extra: map[string]any{"minProperties": 1}}, Doc: "The plugin's store after the call (null: the key is absent)."},
 	}}
 
 var assertionDecl = &yamlx.Decl{Name: "a jq assertion", Fields: []yamlx.Field{
@@ -490,19 +490,6 @@ func (refusalType) Schema(*yamlx.Gen) map[string]any {
 	return yamlx.Enum{Values: refusals}.Schema(nil)
 }
 func (refusalType) Name() string { return "refusal reason" }
-
-// schemaPlus is a type whose JSON Schema says more than its decoding checks
-// (a pattern the parser checks with its own words).
-type schemaPlus struct {
-	yamlx.Type
-	Extra map[string]any
-}
-
-func (t schemaPlus) Schema(g *yamlx.Gen) map[string]any {
-	out := t.Type.Schema(g)
-	maps.Copy(out, t.Extra)
-	return out
-}
 
 // mergeSecrets returns base with over's services replacing base's.
 func mergeSecrets(base, over proxy.Secrets) proxy.Secrets {
