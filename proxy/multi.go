@@ -117,6 +117,38 @@ func hashOf(s string) uint64 {
 	return h
 }
 
+// The powers of hashBase that prefixHashes steps by.
+var hashBase2, hashBase4 = hashBase * hashBase, hashBase * hashBase * hashBase * hashBase
+
+// prefixHashes sets h[0] to 0 and h[j+1] to the hash of b[:j+1] (len(h)
+// is len(b)+1): h[j+1] = h[j]*hashBase + b[j] + 1. Four bytes a step, each
+// step's hashes computed from the one before it (x*B, x*B², (x*B²+…)*B,
+// x*B⁴), so that the chain from one step to the next is one multiply
+// rather than four. The same work for any bytes.
+func prefixHashes(h []uint64, b string) {
+	h = h[:len(b)+1]
+	h[0] = 0
+	var x uint64
+	j := 0
+	for ; j+4 <= len(b); j += 4 {
+		c0, c1, c2, c3 := uint64(b[j])+1, uint64(b[j+1])+1, uint64(b[j+2])+1, uint64(b[j+3])+1
+		p2 := c0*hashBase + c1
+		p3 := p2*hashBase + c2
+		p4 := p3*hashBase + c3
+		x1 := x*hashBase + c0
+		x2 := x*hashBase2 + p2
+		x3 := x2*hashBase + c2
+		x4 := x*hashBase4 + p4
+		w := h[j+1 : j+5 : j+5]
+		w[0], w[1], w[2], w[3] = x1, x2, x3, x4
+		x = x4
+	}
+	for ; j < len(b); j++ {
+		x = x*hashBase + uint64(b[j]) + 1
+		h[j+1] = x
+	}
+}
+
 func powBase(n int) uint64 {
 	p := uint64(1)
 	for range n {
@@ -248,16 +280,12 @@ func (mm *multi) scanRun(b string, from, to int, c uint8, hp *[]uint64, spans []
 	gs := mm.groups[mm.byClass[c][0]:mm.byClass[c][1]]
 	for cs := from; cs+gs[0].n <= to; cs += scanChunk {
 		ce := min(to, cs+scanChunk+mm.maxLen-1)
-		h := (*hp)[:0]
+		h := *hp
 		if cap(h) < ce-cs+1 {
-			h = make([]uint64, 0, ce-cs+1)
+			h = make([]uint64, ce-cs+1)
 		}
-		var x uint64
-		h = append(h, 0)
-		for j := cs; j < ce; j++ {
-			x = x*hashBase + uint64(b[j]) + 1
-			h = append(h, x)
-		}
+		h = h[:ce-cs+1]
+		prefixHashes(h, b[cs:ce])
 		if cap(h) <= 1<<16 {
 			*hp = h
 		}
