@@ -11,7 +11,6 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"unicode/utf16"
@@ -196,9 +195,38 @@ func dropContentEncoding(h http.Header) {
 // rather than the body the step sees: a digest, a length, and beside a
 // redacted body what else derives from the bytes.
 func representationDrop(k string, redacted bool) bool {
-	ck := http.CanonicalHeaderKey(k)
-	return slices.Contains(digestHeaders, ck) || redacted && slices.Contains(redactedHeaders, ck) || ck == "Content-Length"
+	kind, ok := headerKinds[k]
+	if !ok {
+		// Not a canonical name the table holds (a transport
+		// canonicalises every name it reads; a test's may not be).
+		kind = headerKinds[http.CanonicalHeaderKey(k)]
+	}
+	return kind&kindDigest != 0 || redacted && kind&kindTag != 0 || kind&kindLength != 0
 }
+
+// The kinds of header representationDrop tells apart.
+const (
+	kindDigest = 1 << iota // digestHeaders
+	kindTag                // redactedHeaders
+	kindLength             // Content-Length
+)
+
+// headerKinds maps canonical header names to their kind: those of
+// digestHeaders, redactedHeaders and Content-Length, and (kind 0) the
+// names most answers have, so that theirs are not canonicalised again.
+var headerKinds = func() map[string]uint8 {
+	m := map[string]uint8{"Content-Length": kindLength}
+	for k := range lowerNames {
+		m[k] |= 0
+	}
+	for _, k := range digestHeaders {
+		m[k] |= kindDigest
+	}
+	for _, k := range redactedHeaders {
+		m[k] |= kindTag
+	}
+	return m
+}()
 
 // textual reports whether a media type is text the steps can read.
 func textual(mt string) bool {

@@ -490,7 +490,7 @@ func (h *handoffs) add(v string, named bool) {
 	if named {
 		min = minNamedHandoffLen
 	}
-	if len(v) < min || checkSecretValue(v) != nil || h.saw(v) {
+	if len(v) < min || h.saw(v) || checkSecretValue(v) != nil {
 		return
 	}
 	h.remember(v)

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pkuinfo/harness/manifest"
@@ -76,4 +78,26 @@ func TestRefererWithinTheOrigin(t *testing.T) {
 		require.ErrorIs(t, err, ErrRefused, "%+v", r.Header)
 	}
 	assert.Equal(t, n, card.n.Load()+web.n.Load(), "nothing was sent")
+}
+
+// representationDrop's table answers as the lists it is made of, for
+// canonical names, other spellings of them and names it does not hold.
+func TestRepresentationDropByTable(t *testing.T) {
+	want := func(k string, tagged bool) bool {
+		ck := http.CanonicalHeaderKey(k)
+		return slices.Contains(digestHeaders, ck) || tagged && slices.Contains(redactedHeaders, ck) || ck == "Content-Length"
+	}
+	var names []string
+	for _, list := range [][]string{digestHeaders, redactedHeaders, {"Content-Length", "Content-Type", "Date", "Server", "X-Other", "Set-Cookie"}} {
+		for _, k := range list {
+			names = append(names, k, strings.ToLower(k), strings.ToUpper(k), "X-"+k, k+"s")
+		}
+	}
+	for _, k := range names {
+		for _, tagged := range []bool{false, true} {
+			if got := representationDrop(k, tagged); got != want(k, tagged) {
+				t.Errorf("representationDrop(%q, %v) = %v", k, tagged, got)
+			}
+		}
+	}
 }
