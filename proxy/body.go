@@ -379,7 +379,7 @@ func isUTF7(label string) bool {
 	for _, n := range utf7Labels {
 		// For ASCII text EqualFold is ToLower's comparison, without
 		// the new string every answer's "UTF-8" label would cost.
-		if ascii && strings.EqualFold(l, n) || l == n {
+		if ascii && len(l) == len(n) && strings.EqualFold(l, n) || l == n {
 			return true
 		}
 	}

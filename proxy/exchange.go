@@ -627,6 +627,10 @@ var (
 	headerSeps  = bytesOf("?&;#,<>\"' \t")
 )
 
+// ticketPunct are the bytes other than letters and digits a ticket or
+// token may hold.
+var ticketPunct = bytesOf("-._~+/=")
+
 // ticketShaped reports whether a value nothing names could be a ticket or
 // token: long, of token characters only, with letters and digits.
 func ticketShaped(s string) bool {
@@ -641,7 +645,7 @@ func ticketShaped(s string) bool {
 			letter = true
 		case c >= '0' && c <= '9':
 			digit = true
-		case strings.IndexByte("-._~+/=", c) >= 0:
+		case ticketPunct[c]:
 		default:
 			return false
 		}
