@@ -114,4 +114,16 @@ func TestBundledDocumentsUpdateFromTheirLinks(t *testing.T) {
 	require.Equal(t, true, list[0]["bundled"])
 	require.Equal(t, "1.2.0", list[0]["version"])
 	require.Equal(t, "official", list[0]["trust"])
+
+	// remove drops the stored update: the bundled copy is in use again;
+	// then there is nothing to remove (exit 1).
+	r = harness(t, home, at(env, 72*time.Hour), "remove", "canteen")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "removed the update 1.2.0 stored from its link of the bundled official canteen; the bundled 1.0.0 is in use again")
+	r = harness(t, home, at(env, 72*time.Hour), "list", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `[]`, r.stdout)
+	r = harness(t, home, at(env, 72*time.Hour), "remove", "canteen")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "nothing to remove")
 }
