@@ -159,10 +159,18 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 
 // LockHome takes the home folder dir's lock file (LockFile), under which
 // every store of the home changes its files, waiting until ctx ends; the
-// function it returns lets it go.
+// function it returns lets it go. Where the system has no file locks
+// (wasip1, js: the lock answers errors.ErrUnsupported) the lock is this
+// process's own (lockLocal): its goroutines still take turns, and another
+// process sharing the home is not kept out, which such a system's single
+// host process does not need.
 func LockHome(ctx context.Context, dir string) (func(), error) {
-	fl := flock.New(filepath.Join(dir, LockFile))
+	path := filepath.Join(dir, LockFile)
+	fl := flock.New(path)
 	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return lockLocal(ctx, path)
+	}
 	if err != nil || !ok {
 		if err == nil {
 			err = ctx.Err()
