@@ -36,8 +36,11 @@ func (u Use) Unsafe() bool {
 	if u.Service == "" && u.Origin == "" {
 		return false
 	}
-	return u.Method != "GET" && u.Method != "HEAD"
+	return !safeMethod(u.Method)
 }
+
+// safeMethod reports whether an HTTP method only reads: GET or HEAD.
+func safeMethod(m string) bool { return m == "GET" || m == "HEAD" }
 
 // HeaderUse is a header a request sets, with where it is set.
 type HeaderUse struct {

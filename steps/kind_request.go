@@ -204,12 +204,12 @@ func decodeRequestStep(c *Compiler, n *yaml.Node) *requestStep {
 		c.Errorf(n, "request has one body: form, json or body")
 		good = false
 	}
-	if bodies > 0 && (s.method == "GET" || s.method == "HEAD") {
+	if bodies > 0 && safeMethod(s.method) {
 		c.Errorf(n, "a %s request has no body", s.method)
 		good = false
 	}
 	if v, ok := m.Get("retry"); ok {
-		if s.method != "GET" && s.method != "HEAD" {
+		if !safeMethod(s.method) {
 			c.Errorf(v.Node, "retry is only for idempotent reads (GET, HEAD), not %s", s.method)
 			good = false
 		} else if r := v.Value.(*yamlx.Obj); r.Int("attempts") > 1 {
