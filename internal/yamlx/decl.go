@@ -146,11 +146,8 @@ type Entry struct {
 
 // Has reports whether the key was written (and decoded).
 func (o *Obj) Has(name string) bool {
-	if o == nil {
-		return false
-	}
-	v, ok := o.vals[name]
-	return ok && v.Key != nil
+	_, ok := o.Get(name)
+	return ok
 }
 
 // Get returns a written key's value; ok is false when it is absent, even
