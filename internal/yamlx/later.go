@@ -21,8 +21,6 @@ func (c *Ctx) Later(o *Obj, name string) (v any, n *yaml.Node, ok bool) {
 	if l, isLater := t.(Later); isLater {
 		t = l.Of
 	}
-	c.stack = append(c.stack, o.Decl)
-	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
-	v, ok = t.Decode(c, n, name)
+	c.Within(o.Decl, func() { v, ok = t.Decode(c, n, name) })
 	return v, n, ok
 }
