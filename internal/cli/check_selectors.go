@@ -82,19 +82,6 @@ func recordedText(r plugintest.Response) (string, bool) {
 	return string(b), true
 }
 
-// get returns the value of key k in mapping n.
-func get(n *yaml.Node, k string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == k {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // walkExtracts calls fn for each html and xml step's mapping, nested
 // steps (foreach) included.
 func walkExtracts(list *yaml.Node, fn func(kind string, m *yaml.Node)) {
@@ -103,12 +90,12 @@ func walkExtracts(list *yaml.Node, fn func(kind string, m *yaml.Node)) {
 	}
 	for _, st := range list.Content {
 		for _, kind := range []string{"html", "xml"} {
-			if m := get(st, kind); m != nil && m.Kind == yaml.MappingNode {
+			if m := yamlx.Lookup(st, kind); m != nil && m.Kind == yaml.MappingNode {
 				fn(kind, m)
 			}
 		}
-		if fe := get(st, "foreach"); fe != nil {
-			walkExtracts(get(fe, "steps"), fn)
+		if fe := yamlx.Lookup(st, "foreach"); fe != nil {
+			walkExtracts(yamlx.Lookup(fe, "steps"), fn)
 		}
 	}
 }
@@ -123,14 +110,14 @@ func boundNames(list *yaml.Node) []string {
 			return
 		}
 		for _, st := range n.Content {
-			if as := get(st, "as"); as != nil && as.Kind == yaml.ScalarNode {
+			if as := yamlx.Lookup(st, "as"); as != nil && as.Kind == yaml.ScalarNode {
 				names = append(names, as.Value)
 			}
-			if fe := get(st, "foreach"); fe != nil {
-				if it := get(fe, "item"); it != nil {
+			if fe := yamlx.Lookup(st, "foreach"); fe != nil {
+				if it := yamlx.Lookup(fe, "item"); it != nil {
 					names = append(names, it.Value)
 				}
-				walk(get(fe, "steps"))
+				walk(yamlx.Lookup(fe, "steps"))
 			}
 		}
 	}
@@ -143,13 +130,13 @@ func boundNames(list *yaml.Node) []string {
 // step whose text is not a response's body (a from other than .body or
 // $NAME.body) is not probed: its text is not recorded as it is.
 func probeExtract(ctx context.Context, p *manifest.Plugin, t *manifest.Tool, kind string, m *yaml.Node, names []string, bodies []string, l *diag.List) {
-	if from := get(m, "from"); from != nil {
+	if from := yamlx.Lookup(m, "from"); from != nil {
 		f := strings.TrimSpace(from.Value)
 		if from.Kind != yaml.ScalarNode || !strings.HasSuffix(f, ".body") || strings.ContainsAny(f, " |()[]") {
 			return
 		}
 	}
-	sel := get(m, "select")
+	sel := yamlx.Lookup(m, "select")
 	if sel == nil {
 		return
 	}
@@ -172,7 +159,7 @@ func probeExtract(ctx context.Context, p *manifest.Plugin, t *manifest.Tool, kin
 	if cl.HasErrors() || len(block) != 1 {
 		return
 	}
-	fields := get(m, "fields")
+	fields := yamlx.Lookup(m, "fields")
 	selected := 0
 	hit := map[string]bool{}
 	for _, body := range bodies {
@@ -214,12 +201,12 @@ func probeExtract(ctx context.Context, p *manifest.Plugin, t *manifest.Tool, kin
 		how := yamlx.Describe(v)
 		if v.Kind == yaml.ScalarNode {
 			how = fmt.Sprintf("%q", v.Value)
-		} else if s := get(v, "select"); s != nil {
+		} else if s := yamlx.Lookup(v, "select"); s != nil {
 			how = fmt.Sprintf("%q", s.Value)
-			if a := get(v, "attr"); a != nil {
+			if a := yamlx.Lookup(v, "attr"); a != nil {
 				how += fmt.Sprintf(" (attribute %s)", a.Value)
 			}
-		} else if a := get(v, "attr"); a != nil {
+		} else if a := yamlx.Lookup(v, "attr"); a != nil {
 			how = fmt.Sprintf("attribute %s", a.Value)
 		}
 		l.Warnf(t.Doc.NodePos(k), "%s field %s (%s) is null in all %s that %q selected in tool %s's recorded responses: its selector or attribute never matched",
