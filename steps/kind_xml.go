@@ -50,11 +50,7 @@ var xmlPathString = yamlx.String{MaxLen: 500, Hint: "an element path such as cha
 
 func (xmlPathType) Decode(c *yamlx.Ctx, n *yaml.Node, what string) (any, bool) {
 	s, ok := c.Doc.String(n, what, c.L)
-	if !ok {
-		return nil, false
-	}
-	if !xmlPathString.Pattern.MatchString(s) || len(s) > xmlPathString.MaxLen {
-		c.Errorf(n, "%s: %q is not %s", what, s, xmlPathString.Hint)
+	if !ok || !xmlPathString.Check(c, n, what, s) {
 		return nil, false
 	}
 	p := xmlPath{abs: strings.HasPrefix(s, "/")}
