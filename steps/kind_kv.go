@@ -64,7 +64,12 @@ func decodeKVSet(c *Compiler, n *yaml.Node) Step {
 
 var errNoKV = errors.New("this host gives the plugin no store (the kv ability)")
 
+// renderKey renders a store step's key; without a store (the kv ability)
+// there is none to render.
 func renderKey(ctx context.Context, f *Frame, t *Template) (string, error) {
+	if f.KV == nil {
+		return "", errNoKV
+	}
 	k, err := t.Render(ctx, f, f.Dot)
 	if err != nil {
 		return "", err
@@ -76,9 +81,6 @@ func renderKey(ctx context.Context, f *Frame, t *Template) (string, error) {
 }
 
 func (s *kvGetStep) Run(ctx context.Context, f *Frame) (any, error) {
-	if f.KV == nil {
-		return nil, errNoKV
-	}
 	k, err := renderKey(ctx, f, s.key)
 	if err != nil {
 		return nil, err
@@ -88,9 +90,6 @@ func (s *kvGetStep) Run(ctx context.Context, f *Frame) (any, error) {
 }
 
 func (s *kvSetStep) Run(ctx context.Context, f *Frame) (any, error) {
-	if f.KV == nil {
-		return nil, errNoKV
-	}
 	k, err := renderKey(ctx, f, s.key)
 	if err != nil {
 		return nil, err
