@@ -263,6 +263,7 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 		f.KV = redactKV{f.KV, s.cfg.redact, lim}
 	}
 	f.Trace = s.cfg.trace
+	f.Redact = s.cfg.redact // messages a step cuts are redacted first
 	err := s.tool.block.Run(ctx, f)
 	if err != nil {
 		return Result{Steps: f.Steps()}, s.stepError(ctx, err)

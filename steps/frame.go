@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/proxy"
@@ -24,6 +25,29 @@ type Transport interface {
 type KV interface {
 	Get(key string) (any, bool, error)
 	Set(key string, v any) error // a nil value deletes the key
+}
+
+// Redactor replaces every credential in a text (a *proxy.Call).
+type Redactor interface{ Redact(string) string }
+
+// cutText is s cleaned and redacted (with r, when not nil), then cut to at
+// most n bytes at a rune boundary; cut says whether it was.
+func cutText(r Redactor, s string, n int) (out string, cut bool) {
+	if len(s) <= n && r == nil {
+		return s, false
+	}
+	if r != nil {
+		// Cleaned first: an invisible character removed after the
+		// redaction could join a credential.
+		s = r.Redact(CleanString(s))
+	}
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
 }
 
 // Event is one step's trace record.
@@ -47,6 +71,11 @@ type Frame struct {
 	KV        KV
 	Limits    *Limits
 	Trace     func(Event) // nil: no trace
+	// Redact is the run's redactor (nil: none). A message a step cuts
+	// (a fail message, a jq error) is redacted before the cut: a cut of a
+	// credential the step rebuilt would show its start, which no
+	// redaction afterwards finds.
+	Redact Redactor
 
 	steps    int
 	requests int

@@ -208,7 +208,7 @@ func (q *JQ) First(ctx context.Context, f *Frame, v any) (any, error) {
 		return nil, nil
 	}
 	if err, isErr := r.(error); isErr {
-		return nil, jqError(ctx, err)
+		return nil, jqError(ctx, err, f.Redact)
 	}
 	return r, nil
 }
@@ -226,7 +226,7 @@ func (q *JQ) Bool(ctx context.Context, f *Frame, v any) (bool, error) {
 // maxErrorBytes bounds the message of a jq error that leaves the program.
 const maxErrorBytes = 4096
 
-func jqError(ctx context.Context, err error) error {
+func jqError(ctx context.Context, err error, red Redactor) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -236,11 +236,10 @@ func jqError(ctx context.Context, err error) error {
 			// error("x" * 8e6) would carry megabytes past the
 			// output limit: a long message keeps its start.
 			if len(s) > maxErrorBytes {
-				cut := maxErrorBytes
-				for cut > 0 && !utf8.RuneStart(s[cut]) {
-					cut--
+				// Redacted before the cut (Frame.Redact).
+				if c, cut := cutText(red, s, maxErrorBytes); cut {
+					return fmt.Errorf("jq error: %s … (the message's %d bytes were cut to %d)", c, len(s), len(c))
 				}
-				return fmt.Errorf("jq error: %s … (the message's %d bytes were cut to %d)", s[:cut], len(s), cut)
 			}
 			return fmt.Errorf("jq error: %s", s)
 		}
@@ -877,7 +876,7 @@ func (q *JQ) Run1(ctx context.Context, v any) (any, bool, error) {
 		return nil, false, nil
 	}
 	if err, isErr := r.(error); isErr {
-		return nil, true, jqError(ctx, err)
+		return nil, true, jqError(ctx, err, nil)
 	}
 	return r, true, nil
 }

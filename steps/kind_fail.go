@@ -25,7 +25,8 @@ func (s *failStep) Run(ctx context.Context, f *Frame) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, &Failure{Msg: CleanString(msg[:min(len(msg), 2000)])}
+	msg, _ = cutText(f.Redact, msg, 2000)
+	return nil, &Failure{Msg: CleanString(msg)}
 }
 
 var _ Step = (*failStep)(nil)
