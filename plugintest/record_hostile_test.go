@@ -456,25 +456,31 @@ func TestRecordScrubsEveryForm(t *testing.T) {
 	require.NoError(t, os.WriteFile(services, []byte(campus.servicesYAML()), 0o644))
 	require.NoError(t, os.WriteFile(secrets, []byte(secretsYAML(a)), 0o600))
 	dir := filepath.Join(work, "me")
-	writeFiles(t, dir, map[string]string{"PLUGIN.md": hostileDoc, "tools/me.yaml": meTool})
+	// count reads no personal value: its recording holds the page alone.
+	writeFiles(t, dir, map[string]string{"PLUGIN.md": hostileDoc, "tools/me.yaml": meTool,
+		"tools/count.yaml": "title: count\ndescription: How many rows.\neffect: read\nsteps:\n  - request: {service: portal, path: /me}\n  - html: {select: p}\n  - return: length\n"})
 	env := map[string]string{"HARNESS_HOME": filepath.Join(work, "home")}
-	code, out, errs := runHarness(env, "record", dir, "me", "--services", services, "--secrets", secrets,
-		"--scrub", studentName, "--scrub", studentID)
-	require.Equal(t, 0, code, "%s%s", out, errs)
-	assert.Contains(t, out, studentName, "the result on stdout is the live one")
-	b, err := os.ReadFile(filepath.Join(dir, "tests", "me.yaml"))
-	require.NoError(t, err)
-	text := string(b)
-	for _, v := range []string{studentName, studentID} {
-		for i, f := range personalForms(v) {
-			assert.NotContains(t, text, f, "form %d of %s", i, v)
+	for _, tool := range []string{"count", "me"} {
+		code, out, errs := runHarness(env, "record", dir, tool, "--services", services, "--secrets", secrets,
+			"--scrub", studentName, "--scrub", studentID)
+		require.Equal(t, 0, code, "%s%s", out, errs)
+		b, err := os.ReadFile(filepath.Join(dir, "tests", tool+".yaml"))
+		require.NoError(t, err)
+		text := string(b)
+		for _, v := range []string{studentName, studentID} {
+			for i, f := range personalForms(v) {
+				assert.NotContains(t, text, f, "%s: form %d of %s", tool, i, v)
+			}
+			for _, f := range b64Fragments(v) {
+				assert.NotContains(t, text, f, "%s: a base64 fragment of %s", tool, v)
+			}
 		}
-		for _, f := range b64Fragments(v) {
-			assert.NotContains(t, text, f, "a base64 fragment of %s", v)
+		if tool == "me" {
+			assert.Contains(t, out, studentName, "the result on stdout is the live one")
+			assert.Contains(t, text, "    expect:\n      output:\n        names:\n", "the result is the expectation")
 		}
 	}
-	assert.Contains(t, text, "    expect:\n      output:\n        names:\n", "the result is the expectation")
 	campus.set(nil)
-	code, out, errs = runHarness(env, "test", dir, "--services", services)
-	assert.Equal(t, 0, code, "the case replays: %s%s\n%s", out, errs, text)
+	code, out, errs := runHarness(env, "test", dir, "--services", services)
+	assert.Equal(t, 0, code, "the cases replay: %s%s", out, errs)
 }
