@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/manifest"
@@ -12,30 +13,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// dotUseCases are programs and whether they may read the headers of
+// their input.
+var dotUseCases = map[string]bool{
+	".body": false, ".body.rooms[] | .name": false, "[.body.rooms[] | {room: .name, seats: .capacity}]": false,
+	"{building: $input.building, rooms: $prefs}": false, ".status == 200": false, "$input": false, "empty": false,
+	".body as $b | $b": false, "if .status == 200 then .body else .url end": false, `"\(.status) \(.body)"`: false,
+	"{body}": false, "{status, url}": false, "try .body catch .": false, ".status, .url": false, "(.body)": false,
+	"(.).body": false, "-(.status)": false, "{(.url): 1}": false, ".body | length": false, ".body | keys": false,
+	".url + .url": false, ".body.rooms[0]": false, "[.body.rooms[] | select(.capacity > 1)]": false,
+	".headers": true, `.headers["content-type"]`: true, ".": true, "{r: .}": true, "keys": true, ".[]": true,
+	"to_entries": true, ". as $r | $r.body": true, "if .status == 200 then .body end": true, `.["headers"]`: true,
+	`."headers"`: true, ". + {}": true, "tojson": true, `"\(.)"`: true, "{headers}": true, ".body[.headers.x]": true,
+	"reduce .body.rooms[] as $x (0; . + $x.capacity)": true, "def f: .; f": true, "..": true, "@json": true,
+	"(.)": true, ".body // .": true, "[.[] | .x]": true, ". == {}": true, "length": true, `{"headers"}`: true,
+	"[paths]": true, ".body | . as $x | $x": false, "{a: .body} | .a": false, "[.] | .[0].body": true,
+}
+
 // TestDotUse: what a program may read of `.` (here: the headers of a
 // request's output), and for every program said not to read them, the
 // same answer (or error) whether the headers are there or not.
 func TestDotUse(t *testing.T) {
 	lim := DefaultLimits()
-	withHeaders := map[string]any{"status": 200, "url": "https://x.test/a", "body": map[string]any{"rooms": []any{
-		map[string]any{"name": "a", "capacity": 1}, map[string]any{"name": "b", "capacity": 2}}},
-		"headers": map[string]any{"content-type": "application/json", "x": "body"}}
-	without := maps.Clone(withHeaders)
-	delete(without, "headers")
-	for src, want := range map[string]bool{
-		".body": false, ".body.rooms[] | .name": false, "[.body.rooms[] | {room: .name, seats: .capacity}]": false,
-		"{building: $input.building, rooms: $prefs}": false, ".status == 200": false, "$input": false, "empty": false,
-		".body as $b | $b": false, "if .status == 200 then .body else .url end": false, `"\(.status) \(.body)"`: false,
-		"{body}": false, "{status, url}": false, "try .body catch .": false, ".status, .url": false, "(.body)": false,
-		"(.).body": false, "-(.status)": false, "{(.url): 1}": false, ".body | length": false, ".body | keys": false,
-		".url + .url": false, ".body.rooms[0]": false, "[.body.rooms[] | select(.capacity > 1)]": false,
-		".headers": true, `.headers["content-type"]`: true, ".": true, "{r: .}": true, "keys": true, ".[]": true,
-		"to_entries": true, ". as $r | $r.body": true, "if .status == 200 then .body end": true, `.["headers"]`: true,
-		`."headers"`: true, ". + {}": true, "tojson": true, `"\(.)"`: true, "{headers}": true, ".body[.headers.x]": true,
-		"reduce .body.rooms[] as $x (0; . + $x.capacity)": true, "def f: .; f": true, "..": true, "@json": true,
-		"(.)": true, ".body // .": true, "[.[] | .x]": true, ". == {}": true, "length": true, `{"headers"}`: true,
-		"[paths]": true, ".body | . as $x | $x": false, "{a: .body} | .a": false, "[.] | .[0].body": true,
-	} {
+	withHeaders, without := dotUseInputs()
+	for src, want := range dotUseCases {
 		sc := NewScope("input", "prefs")
 		var l diag.List
 		q := compileJQ(src, sc, &lim, func(int) diag.Pos { return diag.Pos{} }, &l)
@@ -51,6 +52,50 @@ func TestDotUse(t *testing.T) {
 		}
 		assert.Equal(t, answer(withHeaders), answer(without), "%s reads the headers after all", src)
 	}
+}
+
+// dotUseInputs are a request's output with its headers and without.
+func dotUseInputs() (with, without map[string]any) {
+	with = map[string]any{"status": 200, "url": "https://x.test/a", "body": map[string]any{"rooms": []any{
+		map[string]any{"name": "a", "capacity": 1}, map[string]any{"name": "b", "capacity": 2}}},
+		"headers": map[string]any{"content-type": "application/json", "x": "body"}}
+	without = maps.Clone(with)
+	delete(without, "headers")
+	return with, without
+}
+
+// FuzzDotUse: a program the analysis says does not read the headers of
+// its input answers the same with and without them (within a short
+// deadline, on a fixed clock).
+func FuzzDotUse(f *testing.F) {
+	for src := range dotUseCases {
+		f.Add(src)
+	}
+	lim := DefaultLimits()
+	lim.Clock = func() time.Time { return time.Unix(1e9, 0) }
+	withHeaders, without := dotUseInputs()
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 1<<10 {
+			return
+		}
+		var l diag.List
+		q := compileJQ(src, NewScope("input", "prefs"), &lim, func(int) diag.Pos { return diag.Pos{} }, &l)
+		if q == nil || q.use.reads("headers") {
+			return
+		}
+		answer := func(v any) (string, bool) {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			f := &Frame{Vars: []any{map[string]any{"building": "x"}, nil}, Limits: &lim}
+			r, err := q.First(ctx, f, v)
+			return fmt.Sprintf("%#v %v", r, err), ctx.Err() == nil
+		}
+		a, ok1 := answer(withHeaders)
+		b, ok2 := answer(without)
+		if ok1 && ok2 && a != b {
+			t.Fatalf("%s reads the headers: %s, without them %s (%+v)", src, a, b, q.use)
+		}
+	})
 }
 
 // TestSettleHeaders: a request leaves its output's headers out only when
