@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"slices"
 
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"go.yaml.in/yaml/v3"
@@ -23,12 +24,13 @@ type Spec struct {
 }
 
 // Fields are the declared keys of the kind's mapping form (none without
-// one); a field's Type.Name and DefaultText word it as the reference does.
+// one), a copy; a field's Type.Name and DefaultText word it as the
+// reference does.
 func (s Spec) Fields() []yamlx.Field {
 	if s.Decl == nil {
 		return nil
 	}
-	return s.Decl.Fields
+	return slices.Clone(s.Decl.Fields)
 }
 
 // Caps are what a kind may do, for review and for the access check.
