@@ -224,6 +224,24 @@ const (
 // hashPool keeps the prefix hash buffers of scans.
 var hashPool = sync.Pool{New: func() any { return new([]uint64) }}
 
+// hashes is a scan's prefix hash buffer, taken from the pool when a run
+// is first long enough to hash: a text with none (most header values, a
+// short path) takes nothing.
+type hashes struct{ buf *[]uint64 }
+
+func (hp *hashes) get() *[]uint64 {
+	if hp.buf == nil {
+		hp.buf = hashPool.Get().(*[]uint64)
+	}
+	return hp.buf
+}
+
+func (hp *hashes) put() {
+	if hp.buf != nil {
+		hashPool.Put(hp.buf)
+	}
+}
+
 // scanChunk is how many window starts one prefix hash buffer serves.
 const scanChunk = 4096
 
@@ -233,14 +251,14 @@ func (mm *multi) search(b string, spans []span) []span {
 	if len(mm.groups) == 0 {
 		return spans
 	}
-	hp := hashPool.Get().(*[]uint64)
-	defer hashPool.Put(hp)
+	var hp hashes
+	defer hp.put()
 	if mm.minLen[clsAny] > 0 {
-		spans = mm.scanRun(b, 0, len(b), clsAny, hp, spans)
+		spans = mm.scanRun(b, 0, len(b), clsAny, &hp, spans)
 	}
 	for c := clsAny + 1; c < nClasses; c++ {
 		if mm.minLen[c] > 0 {
-			spans = mm.scanClass(b, uint8(c), hp, spans)
+			spans = mm.scanClass(b, uint8(c), &hp, spans)
 		}
 	}
 	return spans
@@ -251,7 +269,7 @@ func (mm *multi) search(b string, spans []span) []span {
 // one of every n positions, so only those are probed; a probe inside a run
 // finds the run's ends. The cost is a probe per n bytes and the length of
 // the runs probed into, whatever the credentials' bytes.
-func (mm *multi) scanClass(b string, c uint8, hp *[]uint64, spans []span) []span {
+func (mm *multi) scanClass(b string, c uint8, hp *hashes, spans []span) []span {
 	n := mm.minLen[c]
 	prev := 0 // where the last run probed ended: the next starts after it
 	for p := n - 1; p < len(b); {
@@ -276,18 +294,18 @@ func (mm *multi) scanClass(b string, c uint8, hp *[]uint64, spans []span) []span
 }
 
 // scanRun checks every window of b[from:to] against the groups of class c.
-func (mm *multi) scanRun(b string, from, to int, c uint8, hp *[]uint64, spans []span) []span {
+func (mm *multi) scanRun(b string, from, to int, c uint8, hp *hashes, spans []span) []span {
 	gs := mm.groups[mm.byClass[c][0]:mm.byClass[c][1]]
 	for cs := from; cs+gs[0].n <= to; cs += scanChunk {
 		ce := min(to, cs+scanChunk+mm.maxLen-1)
-		h := *hp
+		h := *hp.get()
 		if cap(h) < ce-cs+1 {
 			h = make([]uint64, ce-cs+1)
 		}
 		h = h[:ce-cs+1]
 		prefixHashes(h, b[cs:ce])
 		if cap(h) <= 1<<16 {
-			*hp = h
+			*hp.buf = h
 		}
 		bits := mm.bits
 		for gi := range gs {
