@@ -50,7 +50,7 @@ func TestHandoffValuesAreNeverCutsOfACredential(t *testing.T) {
 		call := New(Config{Catalogue: cat, Keystore: ks}).NewCall("d", access("portal"))
 		var b strings.Builder
 		for _, path := range []string{"/script", "/meta", "/form", "/json", "/location", "/header"} {
-			for _, n := range []int{1, 2, 3, 8, 100, 900, 1000 - len(prefix) - 1, 1000 - len(prefix) - 2, 1000 - len(prefix) - 8, 1024 - len(prefix) - 1, 2040, 4095, 8191, 16<<10 - len(prefix) - 1, 16<<10 - len(prefix) - 8, 16<<10} {
+			for _, n := range []int{1, 2, 3, 8, 100, 900, 1000 - len(prefix) - 1, 1000 - len(prefix) - 2, 1000 - len(prefix) - 8, 1024 - len(prefix) - 1, 2040, 4095, 8191, 16<<10 - len(prefix) - 1, 16<<10 - len(prefix) - 8, 16 << 10} {
 				q := strings.Repeat("a", n)
 				resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: path, Query: map[string][]string{"q": {q}}})
 				if err != nil {
