@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pkuinfo/harness/proxy"
 	"github.com/pkuinfo/harness/steps"
@@ -287,15 +288,13 @@ func (t *Tracer) Request(e RequestEvent) {
 }
 
 // quote shows a body as a quoted string: newlines and quotes escaped, so
-// one request stays on one line. A body over 1 MiB shows its start.
+// one request stays on one line. A body over 1 MiB shows its start,
+// redacted before it is cut (capText).
 func (t *Tracer) quote(body []byte) string {
-	if len(body) > maxTraceBytes {
-		body = body[:maxTraceBytes]
-	}
 	var q bytes.Buffer
 	enc := json.NewEncoder(&q)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(t.text(string(body)))
+	_ = enc.Encode(t.capText(body))
 	return strings.TrimSuffix(q.String(), "\n")
 }
 
@@ -357,7 +356,7 @@ func (t *Tracer) requestJSON(e RequestEvent) {
 		o["headers"] = t.headerMap(e.Header)
 	}
 	if len(e.Body) > 0 {
-		o["body"] = t.text(string(capBytes(e.Body)))
+		o["body"] = t.capText(e.Body)
 		if e.ContentType != "" {
 			o["contentType"] = t.text(e.ContentType)
 		}
@@ -369,7 +368,7 @@ func (t *Tracer) requestJSON(e RequestEvent) {
 		if e.Binary {
 			resp["binary"] = true
 		} else {
-			resp["body"] = t.text(string(capBytes(e.RespBody)))
+			resp["body"] = t.capText(e.RespBody)
 			if len(e.RespBody) > maxTraceBytes {
 				resp["bodyCut"] = true
 			}
@@ -400,11 +399,20 @@ func (t *Tracer) targetQuery(target string) map[string][]string {
 	return out
 }
 
-func capBytes(b []byte) []byte {
-	if len(b) > maxTraceBytes {
-		return b[:maxTraceBytes]
+// capText is a body cleaned and redacted, then cut to 1 MiB: redacted
+// first, since a cut could end inside a credential a step rebuilt (a
+// session from a half per response, placed by the step's own text before
+// it), and its start is no credential the redactor finds afterwards.
+func (t *Tracer) capText(b []byte) string {
+	s := t.text(string(b))
+	if len(s) <= maxTraceBytes {
+		return s
 	}
-	return b
+	n := maxTraceBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -276,6 +276,9 @@ func (s *Setup) Observe(c Creds, code int, stdout, stderr string) (Observation, 
 // duration is the duration a trace line shows (timing is not compared).
 var duration = regexp.MustCompile(`(?m)^(trace: .*? step \S+ \([^)]*\)) [0-9][0-9.hmsµnu]* `)
 
+// jsonDuration is the duration a JSON trace event shows (--trace=json).
+var jsonDuration = regexp.MustCompile(`"durationMs":[0-9.e+-]+`)
+
 // reqDuration is the duration a request's trace line shows, after its
 // status and URL or before its error.
 var reqDuration = regexp.MustCompile(`(?m)^(trace:   (?:\d{3} \S+|error after)) [0-9][0-9.hmsµnu]*([ :]|$)`)
@@ -289,6 +292,7 @@ func Normalize(text string, c Creds, pieces []string) string {
 		text = strings.ReplaceAll(text, p, "«piece»")
 	}
 	text = reqDuration.ReplaceAllString(text, "$1 D$2")
+	text = jsonDuration.ReplaceAllString(text, `"durationMs":D`)
 	return duration.ReplaceAllString(text, "$1 D ")
 }
 
