@@ -25,6 +25,7 @@ func TestRetry(t *testing.T) {
 	p := doc(t, "access:\n  campus: [portal]\n", map[string]string{
 		"retry":   tool("  - request:\n      service: portal\n      path: /x\n      retry: { attempts: 3, backoff: 10ms }\n  - return: .body\n"),
 		"noretry": tool("  - request:\n      service: portal\n      path: /x\n  - return: .status\n"),
+		"most":    tool("  - request:\n      service: portal\n      path: /x\n      retry: { attempts: 5, backoff: 1ms }\n  - return: .status\n"),
 	})
 	prog := compile(t, p)
 	res, err := run(t, prog, "retry", nil, interpreter.WithTransport(call(t, p, srv, "portal")))
@@ -35,6 +36,14 @@ func TestRetry(t *testing.T) {
 	res, err = run(t, prog, "noretry", nil, interpreter.WithTransport(call(t, p, srv, "portal")))
 	require.NoError(t, err)
 	assert.Equal(t, "503", string(res.JSON))
+
+	// The most attempts a document may declare are all made: the proxy's
+	// cap is the declaration's bound, not a lower one beside it.
+	n.Store(-100)
+	res, err = run(t, prog, "most", nil, interpreter.WithTransport(call(t, p, srv, "portal")))
+	require.NoError(t, err)
+	assert.Equal(t, "503", string(res.JSON))
+	assert.Equal(t, int32(-95), n.Load(), "attempts: 5 is five requests")
 }
 
 // TestGBKPage: a GBK page reaches the html step as UTF-8 text.

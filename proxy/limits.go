@@ -32,7 +32,7 @@ type Limits struct {
 	// service or one web origin across all calls of the proxy (default 4;
 	// a catalogue entry's Concurrency overrides it).
 	ServiceConcurrency int
-	// MaxRetries caps a request's RetryPolicy.Max (default 3).
+	// MaxRetries caps a request's RetryPolicy.Max (default 4: a retry's declared 5 attempts).
 	MaxRetries int
 }
 
@@ -46,7 +46,7 @@ const (
 	DefaultMaxRequests        = limits.WireRequests
 	DefaultCallConcurrency    = 4
 	DefaultServiceConcurrency = 4
-	DefaultMaxRetries         = 3
+	DefaultMaxRetries         = limits.MaxAttempts - 1
 )
 
 // withDefaults fills zero (or negative) fields with the defaults.

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pkuinfo/harness/internal/limits"
 	"github.com/pkuinfo/harness/internal/netguard"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/proxy"
@@ -34,7 +35,7 @@ var requestDecl = &yamlx.Decl{Name: "request", Fields: []yamlx.Field{
 
 // retryDecl declares a request's retry policy.
 var retryDecl = &yamlx.Decl{Name: "retry", Fields: []yamlx.Field{
-	{Name: "attempts", Type: yamlx.Int{Min: 1, Max: 5}, Default: int64(2), Doc: "attempts in all"},
+	{Name: "attempts", Type: yamlx.Int{Min: 1, Max: limits.MaxAttempts}, Default: int64(2), Doc: "attempts in all"},
 	{Name: "backoff", Type: yamlx.Duration{Max: 10 * time.Second}, Default: 500 * time.Millisecond, Doc: "the first wait"},
 }}
 

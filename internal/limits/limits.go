@@ -43,6 +43,9 @@ const (
 	// sends on the wire, redirect hops and retries included: twice the
 	// requests limit.
 	WireRequests = 2 * DefaultRequests
+	// MaxAttempts is the most tries a request's retry may declare, the
+	// first included: the steps' bound and the proxy's cap on retries.
+	MaxAttempts = 5
 )
 
 // Table is every limit of a call, in the reference's order.
