@@ -195,7 +195,7 @@ func (s *htmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 		return selections(el.FindNodes(found...)), err
 	}
 	return records(ctx, selections(goquery.NewDocumentFromNode(root).Selection.FindNodes(nodes...)), s.fields, f.Limits, targets,
-		func(t *goquery.Selection, attr string) any { return value(t, attr, f.Limits.FieldBytes) })
+		func(t *goquery.Selection, attr string) any { return value(t, attr, f.Limits.FieldBytes, f.Redact) })
 }
 
 // selections lists a selection's elements, each as a selection of its own.
@@ -248,15 +248,29 @@ func capText(s string, max int) string {
 	return s
 }
 
-func value(t *goquery.Selection, attr string, max int) any {
+// value is an element's text (or attribute), redacted (with red, when not
+// nil) before it is cut. An element's text joins its text nodes across
+// any markup (a comment, a tag, however long, between two halves of a
+// session the page shows whole), where the proxy's redaction of the page
+// removes only short breaks; and a cut of a text that holds a credential
+// would show its start.
+func value(t *goquery.Selection, attr string, max int, red Redactor) any {
 	if attr != "" {
 		v, ok := t.Attr(attr)
 		if !ok {
 			return nil
 		}
-		return capText(v, max)
+		return capText(redactText(red, v), max)
 	}
-	return capText(t.Text(), max)
+	return capText(redactText(red, t.Text()), max)
+}
+
+// redactText is s redacted with red (nil: s).
+func redactText(red Redactor, s string) string {
+	if red == nil {
+		return s
+	}
+	return red.Redact(s)
 }
 
 // checkTree bounds a parsed document's size and depth before any selector

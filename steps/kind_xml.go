@@ -219,18 +219,33 @@ func (s *xmlStep) Run(ctx context.Context, f *Frame) (any, error) {
 		}
 		return found, nil
 	}
-	return records(ctx, els, s.fields, f.Limits, targets, func(t *xnode, attr string) any { return xvalue(t, attr, f.Limits.FieldBytes) })
+	return records(ctx, els, s.fields, f.Limits, targets, func(t *xnode, attr string) any { return xvalue(t, attr, f.Limits.FieldBytes, f.Redact) })
 }
 
-func xvalue(n *xnode, attr string, max int) any {
+// redactMargin is how much more of an element's text than the field's
+// bound is read when it is redacted before the cut: more than the longest
+// form of the longest credential (16 KiB, as hex 32 KiB, as base64 of its
+// UTF-16 43 KiB), so that no credential the cut would split goes unseen.
+const redactMargin = 64 << 10
+
+// xvalue is an element's text (or attribute), redacted (with red, when
+// not nil) before it is cut, as the html step's value is.
+func xvalue(n *xnode, attr string, max int, red Redactor) any {
 	if attr != "" {
 		v, ok := n.attrs[attr]
 		if !ok {
 			return nil
 		}
-		return strings.TrimSpace(v)
+		return strings.TrimSpace(redactText(red, v))
 	}
-	return strings.TrimSpace(n.textOf(max))
+	if red == nil {
+		return strings.TrimSpace(n.textOf(max))
+	}
+	t := red.Redact(n.textOf(max + redactMargin))
+	if len(t) > max {
+		t = strings.ToValidUTF8(t[:max], "")
+	}
+	return strings.TrimSpace(t)
 }
 
 var _ Step = (*xmlStep)(nil)

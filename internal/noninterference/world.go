@@ -312,6 +312,24 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 	case "/wbr":
 		h.Set("Content-Type", "text/html")
 		io.WriteString(rw, "<p>"+v[:8]+"<wbr>"+v[8:16]+"&#8203;"+v[16:]+"</p>")
+	case "/longmarkup":
+		// The session split by markup longer than the redactor's bound on
+		// a break (a comment past 128 bytes, a tag past 1 KiB: a long
+		// class list, an inline icon), which an html or xml step's text
+		// joins all the same.
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		// The page's own text shows the two parts apart: they are the
+		// service's disclosure, masked; the joined session is not.
+		long := strings.Repeat("x", 1100)
+		a, b := w.piece(v[:10]), w.piece(v[10:])
+		io.WriteString(rw, "<table><tr><td>"+a+"<!-- "+long[:200]+" -->"+b+"</td>"+
+			"<td>"+a+`<span class="`+long+`"></span>`+b+"</td>"+
+			"<td>"+a+`<img src="data:image/gif;base64,`+long+`">`+b+"</td></tr></table>")
+	case "/longmarkup.xml":
+		h.Set("Content-Type", "application/xml")
+		long := strings.Repeat("x", 1100)
+		a, b := w.piece(v[:10]), w.piece(v[10:])
+		io.WriteString(rw, "<r><i>"+a+"<!-- "+long[:200]+" -->"+b+"</i><i>"+a+`<b c="`+long+`"/>`+b+"</i></r>")
 	case "/folded":
 		io.WriteString(rw, "session: "+v[:9]+"\n"+v[9:]+"\n")
 	case "/hdr":
