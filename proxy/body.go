@@ -146,20 +146,27 @@ func readsMore(r io.Reader) (int, error) {
 // whether anything was replaced in the bytes before decoding.
 func (r *redactor) decodeText(body []byte, mt, label string) (text []byte, redacted bool) {
 	text = toUTF8(body, mt, label)
-	// (UTF-7 is ASCII, and its decoded text is what a step would make of
-	// it: only that is redacted.)
-	if (len(text) != len(body) || len(text) > 0 && &text[0] != &body[0]) && (!isUTF7(label) || bytes.HasPrefix(body, []byte("\xef\xbb\xbf"))) {
+	if len(text) != len(body) || len(text) > 0 && &text[0] != &body[0] {
 		// Decoded from another charset: a credential the server sent
 		// as it is, under a label that reads its bytes as other
-		// characters (UTF-16, a GB18030 lead byte before it), is
+		// characters (UTF-16, a GB18030 lead byte before it, UTF-7's
+		// "+" that starts a base64 run, as in a PHP session's), is
 		// redacted in the bytes first.
 		if raw := r.bytes(body); len(raw) != len(body) || &raw[0] != &body[0] {
+			if isUTF7(label) {
+				// A UTF-7 run that was a credential's base64 whole
+				// ("+" and "-" around it) is the marker alone.
+				raw = bytes.ReplaceAll(raw, utf7Marker, []byte(Marker))
+			}
 			text = toUTF8(raw, mt, label)
 			redacted = true
 		}
 	}
 	return text, redacted
 }
+
+// utf7Marker is the marker where a UTF-7 base64 run was.
+var utf7Marker = []byte("+" + Marker + "-")
 
 // digestHeaders state a digest of the body as the server sent it: beside a
 // body the step sees decoded or redacted, they would tell it about the

@@ -469,6 +469,14 @@ func (w *World) servePHP(rw http.ResponseWriter, r *http.Request, service, v str
 			"<td>"+strings.ReplaceAll(v, ".", "&#x000000002E;")+"</td></tr></table>")
 		return
 	}
+	if r.URL.Path == "/utf7raw" {
+		// The cookie header's value as it is, under a UTF-7 label (a
+		// server's default charset set so): its "+" starts a base64 run,
+		// so the session's bytes decode as other characters.
+		rw.Header().Set("Content-Type", "text/plain; charset=utf-7")
+		io.WriteString(rw, "session="+v+"\n")
+		return
+	}
 	d, _ := url.QueryUnescape(v)
 	a, b := d[:9], d[9:]
 	if r.URL.Path == "/feed" {
