@@ -915,10 +915,12 @@ func unescapeJS(s string) string {
 // navigation, a form, a JSON field named for a token, ticket or JWT.
 var (
 	refreshWords = words("efresh", "EFRESH")
-	navWords     = words("ocation", "OCATION", "open(", "open (")
-	formWords    = words("<form", "<FORM", "<Form")
-	fieldWords   = words("oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt")
-	fieldGroups  = groupWords(fieldWords) // k, K, j, J: four scans for seven words
+	// (The script pattern allows any white space between "open" and
+	// its "(": "open\t(" and "open  (" are navigations too.)
+	navWords    = words("ocation", "OCATION", "open(", "open ", "open\t", "open\n", "open\r", "open\f")
+	formWords   = words("<form", "<FORM", "<Form")
+	fieldWords  = words("oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt")
+	fieldGroups = groupWords(fieldWords) // k, K, j, J: four scans for seven words
 )
 
 // wordGroup is words whose rarest byte is c.

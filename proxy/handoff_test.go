@@ -146,6 +146,7 @@ func TestHandoffsInAnyForm(t *testing.T) {
 			`<script>document.getElementById('f').submit()</script>`},
 		"/json":  {200, nil, "application/json", `{"success":true,"token":"` + tk(17) + `","data":{"access_token":"` + tk(18) + `","page":"1"}}`},
 		"/jsonw": {200, nil, "text/plain", `{"success":true,"JWT": "` + tk(19) + `"}`},
+		"/open":  {200, nil, "text/html", "<script>window.open\t(\"https://e.example/w?ticket=" + tk(20) + "\")</script>"},
 	}
 	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		a := answers[r.URL.Path]
@@ -172,7 +173,7 @@ func TestHandoffsInAnyForm(t *testing.T) {
 		for k, vs := range resp.Header {
 			seen += "\n" + k + ": " + strings.Join(vs, ",")
 		}
-		for i := 1; i <= 19; i++ {
+		for i := 1; i <= 20; i++ {
 			assert.NotContains(t, seen, tk(i), path)
 		}
 		assert.Contains(t, seen, Marker, path)
@@ -198,7 +199,7 @@ func TestHandoffsInAnyForm(t *testing.T) {
 // answer echoes in the body.
 func indexOf(path string) int {
 	return map[string]int{"/refresh": 1, "/created": 2, "/badloc": 3, "/path": 4, "/bare": 5, "/frag": 6, "/clocation": 7,
-		"/link": 8, "/xhdr": 9, "/status": 10, "/meta": 11, "/script": 12, "/form": 16, "/json": 17, "/jsonw": 19}[path]
+		"/link": 8, "/xhdr": 9, "/status": 10, "/meta": 11, "/script": 12, "/form": 16, "/json": 17, "/jsonw": 19, "/open": 20}[path]
 }
 
 // Values the step chose are never registered as credentials: a campus
