@@ -865,7 +865,7 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 	// every match of the script pattern a "=" or a "(": a body without
 	// them (most JSON answers) is not searched for their words.
 	lt := bytes.IndexByte(body, '<') >= 0
-	if lt && containsAny(body, refreshWords) {
+	if lt && refreshWord.in(body) {
 		for _, m := range metaRefreshRE.FindAllString(s, 64) {
 			h.params(attr(contentAttrRE, m), 0, &refreshSeps)
 		}
@@ -878,7 +878,7 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 			h.url(html.UnescapeString(unescapeJS(m[1])), 0)
 		}
 	}
-	if lt && containsAny(body, formWords) && autoSubmitRE.MatchString(s) {
+	if lt && formWord.in(body) && autoSubmitRE.MatchString(s) {
 		for _, f := range formRE.FindAllString(s, 16) {
 			if open := strings.IndexByte(f, '>'); open >= 0 {
 				if a := attr(actionAttrRE, f[:open+1]); a != "" {
@@ -913,15 +913,77 @@ func unescapeJS(s string) string {
 
 // The words absorbHandoffBody looks for first: a meta refresh, a script's
 // navigation, a form, a JSON field named for a token, ticket or JWT.
+// A meta refresh's http-equiv and a form's tag name are read by a browser
+// in any letter case ("rEfReSh", "<FoRm"), as their patterns are: their
+// words are looked for in any case too. A script is case-sensitive.
 var (
-	refreshWords = words("efresh", "EFRESH")
+	refreshWord = foldWordOf("efresh")
+	formWord    = foldWordOf("<form")
 	// (The script pattern allows any white space between "open" and
 	// its "(": "open\t(" and "open  (" are navigations too.)
 	navWords    = words("ocation", "OCATION", "open(", "open ", "open\t", "open\n", "open\r", "open\f")
-	formWords   = words("<form", "<FORM", "<Form")
 	fieldWords  = words("oken", "OKEN", "icket", "ICKET", "jwt", "JWT", "Jwt")
 	fieldGroups = groupWords(fieldWords) // k, K, j, J: four scans for seven words
 )
+
+// foldWord is a word in lower case (ASCII) to look for in any letter
+// case, and the offset of its rarest byte.
+type foldWord struct {
+	s string
+	a int
+}
+
+func foldWordOf(s string) foldWord { return foldWord{s, anchorOf(s)} }
+
+// in reports whether b holds w in any letter case: the rarest byte is
+// looked for in both cases with one vectorised scan each (each scan resumed
+// only once its last find is passed), and the word compared there.
+func (w foldWord) in(b []byte) bool {
+	lc := w.s[w.a]
+	uc := lc
+	if lc >= 'a' && lc <= 'z' {
+		uc = lc - 'a' + 'A'
+	}
+	next := [2]int{-2, -2} // the next lc and uc at or after off (-1: none)
+	for off := w.a; off < len(b); {
+		best := -1
+		for k, c := range [2]byte{lc, uc} {
+			if next[k] != -1 && next[k] < off {
+				if i := bytes.IndexByte(b[off:], c); i >= 0 {
+					next[k] = off + i
+				} else {
+					next[k] = -1
+				}
+			}
+			if next[k] >= 0 && (best < 0 || next[k] < best) {
+				best = next[k]
+			}
+		}
+		if best < 0 {
+			return false
+		}
+		if s := best - w.a; s+len(w.s) <= len(b) && asciiEqualFold(b[s:s+len(w.s)], w.s) {
+			return true
+		}
+		off = best + 1
+	}
+	return false
+}
+
+// asciiEqualFold reports whether b is s (lower-case ASCII) in any letter
+// case of its ASCII letters.
+func asciiEqualFold(b []byte, s string) bool {
+	for i := range len(s) {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
 
 // wordGroup is words whose rarest byte is c.
 type wordGroup struct {

@@ -144,9 +144,12 @@ func TestHandoffsInAnyForm(t *testing.T) {
 		"/form": {200, nil, "text/html", `<form id="f" method="post" action="https://card.example/cassyno/index?s=` + tk(15) + `">` +
 			`<input type="hidden" name="ssoticketid" value="` + tk(16) + `"><input type=hidden name=errorcode value=0></form>` +
 			`<script>document.getElementById('f').submit()</script>`},
-		"/json":  {200, nil, "application/json", `{"success":true,"token":"` + tk(17) + `","data":{"access_token":"` + tk(18) + `","page":"1"}}`},
-		"/jsonw": {200, nil, "text/plain", `{"success":true,"JWT": "` + tk(19) + `"}`},
-		"/open":  {200, nil, "text/html", "<script>window.open\t(\"https://e.example/w?ticket=" + tk(20) + "\")</script>"},
+		"/json":     {200, nil, "application/json", `{"success":true,"token":"` + tk(17) + `","data":{"access_token":"` + tk(18) + `","page":"1"}}`},
+		"/jsonw":    {200, nil, "text/plain", `{"success":true,"JWT": "` + tk(19) + `"}`},
+		"/open":     {200, nil, "text/html", "<script>window.open\t(\"https://e.example/w?ticket=" + tk(20) + "\")</script>"},
+		"/metacase": {200, nil, "text/html", `<mEtA http-equiv="rEfReSh" content="0;url=https://elsewhere.example/go?tk=` + tk(21) + `">`},
+		"/formcase": {200, nil, "text/html", `<FoRm id="f" method="post" action="https://card.example/x"><input type="hidden" name="ssoticketid" value="` + tk(22) + `"></FoRm>` +
+			`<script>document.forms[0].submit()</script>`},
 	}
 	portal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		a := answers[r.URL.Path]
@@ -173,7 +176,7 @@ func TestHandoffsInAnyForm(t *testing.T) {
 		for k, vs := range resp.Header {
 			seen += "\n" + k + ": " + strings.Join(vs, ",")
 		}
-		for i := 1; i <= 20; i++ {
+		for i := 1; i <= 22; i++ {
 			assert.NotContains(t, seen, tk(i), path)
 		}
 		assert.Contains(t, seen, Marker, path)
@@ -199,7 +202,8 @@ func TestHandoffsInAnyForm(t *testing.T) {
 // answer echoes in the body.
 func indexOf(path string) int {
 	return map[string]int{"/refresh": 1, "/created": 2, "/badloc": 3, "/path": 4, "/bare": 5, "/frag": 6, "/clocation": 7,
-		"/link": 8, "/xhdr": 9, "/status": 10, "/meta": 11, "/script": 12, "/form": 16, "/json": 17, "/jsonw": 19, "/open": 20}[path]
+		"/link": 8, "/xhdr": 9, "/status": 10, "/meta": 11, "/script": 12, "/form": 16, "/json": 17, "/jsonw": 19, "/open": 20,
+		"/metacase": 21, "/formcase": 22}[path]
 }
 
 // Values the step chose are never registered as credentials: a campus

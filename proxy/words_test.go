@@ -8,7 +8,7 @@ import (
 
 // A word's index, which scans for its rarest byte, is bytes.Index.
 func TestWordIndexIsBytesIndex(t *testing.T) {
-	all := [][]word{refreshWords, navWords, formWords, fieldWords, words("a", "ab", " x", "x ", "( ", "Zz")}
+	all := [][]word{words("efresh", "EFRESH"), navWords, words("<form", "<FORM", "<Form"), fieldWords, words("a", "ab", " x", "x ", "( ", "Zz")}
 	var pieces []string
 	for _, ws := range all {
 		for _, w := range ws {
@@ -38,5 +38,31 @@ func TestWordIndexIsBytesIndex(t *testing.T) {
 	}
 	if anchorOf("open (") != 5 || anchorOf("efresh") != 1 || anchorOf("Jwt") != 0 || anchorOf("<form") != 0 {
 		t.Fatal("anchors are not the rarest bytes")
+	}
+}
+
+// A word looked for in any letter case is found where bytes.Index finds
+// it in the lower-cased text.
+func TestFoldWordIsIndexOfLowerCase(t *testing.T) {
+	ws := []foldWord{refreshWord, formWord, foldWordOf("ab"), foldWordOf("x<"), foldWordOf("<")}
+	pieces := []string{"efresh", "EFRESH", "rEfReSh", "<form", "<FoRm", "<FORM", "f", "F", "<", "e", "E", "ab", "AB", "x", "X", "\xc5", " ", "K"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	found := 0
+	for range 5000 {
+		var b []byte
+		for range rng.IntN(12) {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		for _, w := range ws {
+			want := bytes.Contains(bytes.ToLower(b), []byte(w.s))
+			if got := w.in(b); got != want {
+				t.Fatalf("%q in %q: %v, want %v", w.s, b, got, want)
+			} else if got {
+				found++
+			}
+		}
+	}
+	if found < 1000 {
+		t.Fatalf("only %d texts held a word", found)
 	}
 }
