@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/manifest"
 )
@@ -159,25 +158,14 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 
 // LockHome takes the home folder dir's lock file (LockFile), under which
 // every store of the home changes its files, waiting until ctx ends; the
-// function it returns lets it go. Where the system has no file locks
-// (wasip1, js: the lock answers errors.ErrUnsupported) the lock is this
-// process's own (lockLocal): its goroutines still take turns, and another
-// process sharing the home is not kept out, which such a system's single
-// host process does not need.
+// function it returns lets it go (atomicfile.Lock: a process's own lock
+// where the system has none).
 func LockHome(ctx context.Context, dir string) (func(), error) {
-	path := filepath.Join(dir, LockFile)
-	fl := flock.New(path)
-	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return lockLocal(ctx, path)
-	}
-	if err != nil || !ok {
-		if err == nil {
-			err = ctx.Err()
-		}
+	unlock, err := atomicfile.Lock(ctx, filepath.Join(dir, LockFile), 10*time.Millisecond)
+	if err != nil {
 		return nil, fmt.Errorf("locking the home folder: %w", err)
 	}
-	return func() { _ = fl.Unlock() }, nil
+	return unlock, nil
 }
 
 func (s *Store) save(st *State) error {

@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/manifest"
@@ -461,16 +460,13 @@ func (k *FileKeystore) changeAll(fn func(cur Secrets, login **LoginInfo) bool) e
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("cannot create %s: %v", dir, unwrapPathError(err))
 	}
-	fl := flock.New(k.path + ".lock")
 	ctx, cancel := context.WithTimeout(context.Background(), keystoreLockWait)
 	defer cancel()
-	if ok, err := fl.TryLockContext(ctx, 5*time.Millisecond); err != nil || !ok {
-		if err == nil {
-			err = ctx.Err()
-		}
+	unlock, err := atomicfile.Lock(ctx, k.path+".lock", 5*time.Millisecond)
+	if err != nil {
 		return fmt.Errorf("cannot lock the keystore %s: %v", k.path, unwrapPathError(err))
 	}
-	defer fl.Unlock()
+	defer unlock()
 	cur, login, err := readKeystore(k.path)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/pkuinfo/harness/internal/atomicfile"
 )
 
@@ -86,11 +86,11 @@ func (s Store) Change(fn func(map[string]*Entry) error) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return err
 	}
-	l := flock.New(s.path() + ".lock")
-	if err := l.Lock(); err != nil {
+	unlock, err := atomicfile.Lock(context.Background(), s.path()+".lock", 5*time.Millisecond)
+	if err != nil {
 		return err
 	}
-	defer l.Unlock()
+	defer unlock()
 	cur, err := s.Load()
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package fetch
+package atomicfile
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // context ends; letting go twice lets go once.
 func TestLockLocal(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, LockFile)
+	path := filepath.Join(dir, ".lock")
 	var inside, most atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 16; i++ {
@@ -26,7 +26,7 @@ func TestLockLocal(t *testing.T) {
 			defer wg.Done()
 			name := path
 			if i%2 == 1 {
-				name = filepath.Join(dir, ".", LockFile)
+				name = filepath.Join(dir, ".", ".lock")
 			}
 			unlock, err := lockLocal(context.Background(), name)
 			if !assert.NoError(t, err) {
@@ -52,6 +52,23 @@ func TestLockLocal(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	unlock()
 	unlock2, err := lockLocal(context.Background(), path)
+	require.NoError(t, err)
+	unlock2()
+}
+
+// Lock is a file lock: a second taker waits until the first lets go, and
+// gives up with its context's error.
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	unlock, err := Lock(context.Background(), path, time.Millisecond)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = Lock(ctx, path, time.Millisecond)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	unlock()
+	unlock()
+	unlock2, err := Lock(context.Background(), path, time.Millisecond)
 	require.NoError(t, err)
 	unlock2()
 }
