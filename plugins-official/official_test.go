@@ -11,6 +11,7 @@ import (
 	"github.com/pkuinfo/harness/manifest"
 	official "github.com/pkuinfo/harness/plugins-official"
 	"github.com/pkuinfo/harness/plugintest"
+	"github.com/pkuinfo/harness/proxy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -152,5 +153,57 @@ func TestReferenceSpellings(t *testing.T) {
 			}
 			assert.NotEmpty(t, p.I18n["en"].Preferences[pr.Name].Title, "%s.%s has an English title", id, pr.Name)
 		}
+	}
+}
+
+// contractCatalogue is the built-in catalogue cut to the CONTRACT's services
+// file shape (origin, auth, login.redirect): no login status, no login JSON
+// field, no entry points, no fixed headers or query. A host or an outside
+// check may hand the documents such a file, whose entries replace the
+// built-in ones whole; then a service's own expiry answer (the card's and
+// the treehole's HTTP 401, the card's code 401 in a 200 answer, wproc's
+// redirect to its cas-login) reaches the tool's steps, and the tool must
+// still answer login_required (campus facts §1a, §5, §7, §8).
+func contractCatalogue() proxy.Catalogue {
+	out := proxy.Catalogue{}
+	for name, s := range proxy.Builtin() {
+		out[name] = &proxy.Service{
+			Name:   name,
+			Origin: s.Origin,
+			Auth:   proxy.Auth{Cookies: append([]string(nil), s.Auth.Cookies...), Headers: append([]string(nil), s.Auth.Headers...)},
+			Login:  proxy.Login{Redirect: "https://iaaa.pku.edu.cn/iaaa/"},
+		}
+	}
+	return out
+}
+
+// TestExpiryWithContractServices: every login_required case of every
+// document still gives login_required when the services file says only
+// where the IAAA login is.
+func TestExpiryWithContractServices(t *testing.T) {
+	for _, id := range official.Names {
+		t.Run(id, func(t *testing.T) {
+			p := parsed(t)[id]
+			suite, l := plugintest.Parse(p)
+			require.False(t, l.HasErrors())
+			want := map[[2]string]bool{}
+			for _, c := range suite.Cases() {
+				if c.Expect.Status == "login_required" {
+					want[[2]string{c.File, c.Name}] = true
+				}
+			}
+			if len(want) == 0 {
+				return
+			}
+			rep := plugintest.Run(context.Background(), p, plugintest.Options{
+				Catalogue: contractCatalogue(),
+				Match:     func(file, name string) bool { return want[[2]string{file, name}] },
+			})
+			require.Empty(t, rep.Problems.Error())
+			assert.Len(t, rep.Cases, len(want))
+			for _, c := range rep.Cases {
+				assert.Empty(t, c.Failures, "%s: %s", c.Pos, c.Name)
+			}
+		})
 	}
 }
