@@ -276,6 +276,7 @@ func runCase(ctx context.Context, p *manifest.Plugin, renv *replayEnv, c *Case) 
 	}
 	var fails []string
 	fails = append(fails, check(ctx, c, &out)...)
+	fails = append(fails, checkSchema(p, c, &out)...)
 	fails = append(fails, checkKV(c, kv)...)
 	fails = append(fails, rp.takeProblems()...)
 	if out.refused == nil && out.err == nil {
@@ -336,6 +337,34 @@ func check(ctx context.Context, c *Case, o *outcome) []string {
 		}
 	}
 	return fails
+}
+
+// checkSchema checks the result a case yields, whatever the case expects,
+// against its tool's output schema (registry.CheckOutput, the check a
+// widget's data source makes): the whole result (Full, not the model's cut
+// copy), a status object too. The failure names the tool's output schema
+// by FILE:LINE:COL and the keywords that refused the value, and quotes
+// nothing of the result.
+func checkSchema(p *manifest.Plugin, c *Case, o *outcome) []string {
+	if o.result == nil {
+		return nil
+	}
+	full := o.result.Full
+	if full == nil {
+		full = o.result.JSON
+	}
+	var oe *registry.OutputError
+	if err := registry.CheckOutput(p, c.Tool, full); !errors.As(err, &oe) {
+		return nil
+	}
+	if oe.NotJSON {
+		return []string{fmt.Sprintf("the result is not JSON, so it cannot be checked against the output schema of tool %s (%s)", c.Tool, oe.SchemaPos)}
+	}
+	msg := fmt.Sprintf("the result does not match the output schema of tool %s (%s): refused by %s", c.Tool, oe.SchemaPos, oe.RefusedBy)
+	if oe.Status != "" {
+		msg += fmt.Sprintf(" (it is a status object, status %s: the output schema must allow the status objects the tool can end with, e.g. with anyOf)", oe.Status)
+	}
+	return []string{msg}
 }
 
 // first runs an assertion on the result, within the case's time and the

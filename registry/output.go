@@ -11,6 +11,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/pkuinfo/harness/internal/diag"
+	"github.com/pkuinfo/harness/internal/yamlx"
 	"github.com/pkuinfo/harness/manifest"
 )
 
@@ -39,13 +41,52 @@ func outputSchema(mt *manifest.Tool) *jsonschema.Schema {
 	return s
 }
 
+// OutputError is a result refused by its tool's output schema (or one
+// that is not JSON, so it cannot be checked). It names where the tool and
+// its schema are and the schema's keywords that refused the value, never
+// any text of the value. Every check of a result against its tool's
+// output schema goes through CheckOutput: a widget's data source, harness
+// dev's widget preview and harness test.
+type OutputError struct {
+	Plugin, Tool string
+	ToolPos      diag.Pos // the tool (its file's start, or its fenced block)
+	SchemaPos    diag.Pos // the tool's output: key (ToolPos when not found)
+	RefusedBy    string   // "the schema's #/properties/count/type, ..."
+	Status       string   // a status object's status ("login_required"), else ""
+	NotJSON      bool     // the value is not JSON: nothing was checked
+}
+
+// Error says it in the words of a widget's data source: what does not
+// match is not shown.
+func (e *OutputError) Error() string {
+	if e.NotJSON {
+		return fmt.Sprintf("the result of %s.%s is not JSON, so it cannot be checked against the output schema at %s: it is not shown", e.Plugin, e.Tool, e.ToolPos)
+	}
+	hint := ""
+	if e.Status != "" {
+		hint = fmt.Sprintf(" (it is a status object, status %s: a schema a widget reads must allow the status objects the tool can end with)", e.Status)
+	}
+	return fmt.Sprintf("the result of %s.%s %v (%s), refused by %s: it is not shown%s", e.Plugin, e.Tool, ErrOutputSchema, e.ToolPos, e.RefusedBy, hint)
+}
+
+// Unwrap is ErrOutputSchema for a value the schema refused.
+func (e *OutputError) Unwrap() error {
+	if e.NotJSON {
+		return nil
+	}
+	return ErrOutputSchema
+}
+
 // CheckOutput checks v, a result of the tool named tool of document p
 // (JSON text or decoded JSON), against the tool's output schema, when it
 // declares one: what widgets show from a data source is checked before it
-// is shown. nil when the value conforms or there is no schema. The error
-// wraps ErrOutputSchema and names the tool's FILE:LINE:COL and the schema's
-// keywords that refused the value, never any text of the value: a result
-// may carry a third party's text, and a refused one is not shown.
+// is shown, and harness test checks every result a case yields. nil when
+// the value conforms or there is no schema; else an *OutputError, which
+// wraps ErrOutputSchema and names the tool's FILE:LINE:COL and the
+// schema's keywords that refused the value, never any text of the value:
+// a result may carry a third party's text, and a refused one is not
+// shown. A status object ({"status": "login_required", ...}) is a result
+// too: the schema must allow the status objects the tool can end with.
 func CheckOutput(p *manifest.Plugin, tool string, v any) error {
 	if p == nil {
 		return nil
@@ -60,22 +101,28 @@ func CheckOutput(p *manifest.Plugin, tool string, v any) error {
 	if s == nil {
 		return nil
 	}
+	e := &OutputError{Plugin: p.ID, Tool: tool, ToolPos: mt.Pos, SchemaPos: mt.Pos}
+	if mt.Doc != nil {
+		if n := yamlx.Lookup(mt.Doc.Root, "output"); n != nil {
+			e.SchemaPos = mt.Doc.NodePos(n)
+		}
+	}
 	val, err := jsonValue(v)
 	if err != nil {
-		return fmt.Errorf("the result of %s.%s is not JSON, so it cannot be checked against the output schema at %s: it is not shown", p.ID, tool, mt.Pos)
+		e.NotJSON = true
+		return e
 	}
 	err = s.Validate(val)
 	if err == nil {
 		return nil
 	}
-	hint := ""
+	e.RefusedBy = refusedBy(err)
 	if m, ok := val.(map[string]any); ok {
 		if st, ok := m["status"].(string); ok && statusName.MatchString(st) {
-			// A status object (login_required, ...) is a result too.
-			hint = fmt.Sprintf(" (it is a status object, status %s: a schema a widget reads must allow the status objects the tool can end with)", st)
+			e.Status = st // a status object (login_required, ...) is a result too
 		}
 	}
-	return fmt.Errorf("the result of %s.%s %w (%s), refused by %s: it is not shown%s", p.ID, tool, ErrOutputSchema, mt.Pos, refusedBy(err), hint)
+	return e
 }
 
 // jsonValue is v as the schema validator reads JSON: text is decoded with

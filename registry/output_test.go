@@ -81,6 +81,12 @@ func TestReadSourceChecksTheOutputSchema(t *testing.T) {
 	// allow it, and said so.
 	require.ErrorContains(t, registry.CheckOutput(p, "latest", map[string]any{"status": "login_required"}),
 		"it is a status object, status login_required")
+	var oe *registry.OutputError
+	require.ErrorAs(t, registry.CheckOutput(p, "latest", map[string]any{"status": "login_required"}), &oe)
+	assert.Equal(t, "tools/latest.yaml:1:1", oe.ToolPos.String())
+	assert.Equal(t, "tools/latest.yaml:5:3", oe.SchemaPos.String(), "where the output schema is")
+	assert.Equal(t, "login_required", oe.Status)
+	assert.Equal(t, "the schema's #/required", oe.RefusedBy)
 	assert.NoError(t, registry.CheckOutput(p, "latest", []byte(`{"title": "x", "count": 1}`)))
 	assert.NoError(t, registry.CheckOutput(p, "nope", "anything"), "no such tool: no schema")
 }
