@@ -36,7 +36,8 @@ const minFragment = 4
 // &apos;, HTML5's names of ASCII punctuation such as &period;) stands for
 // the character it encodes, so mixed forms match too; a match in the view
 // redacts the escapes it came from. A quoted-printable view (=XX, soft line
-// breaks) is searched the same way. Base64 is matched as the fragment that
+// breaks: "=" and the white space after it) is searched the same way, of
+// the text and of each decoded view. Base64 is matched as the fragment that
 // any embedding of the value produces, in its three alignments, standard
 // and URL alphabets, of the value's bytes and of its UTF-16 forms, and the
 // characters on either side of the fragment must hold the value's first
@@ -536,6 +537,12 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 			// breaks in the view.
 			found = r.findUnwrapped(m, text, found)
 		}
+		if strings.IndexByte(text, '=') >= 0 {
+			// Quoted-printable text under escapes: a JSON string's
+			// "=\r\n" or "\u003d\u000a" is a soft line break in the
+			// step's parsed value.
+			found = r.findQuotedPrintable(m, fold, text, found)
+		}
 		for _, s := range found {
 			from, to := s.from, s.to
 			for l := level; l >= 0; l-- {
@@ -554,7 +561,8 @@ func (r *redState) findIn(m *multi, fold bool, b string, spans []span) []span {
 }
 
 // findQuotedPrintable searches b as quoted-printable text: every =XX (either
-// case) the byte it encodes, every soft line break (=\r\n, =\n) gone.
+// case) the byte it encodes, every soft line break gone (see
+// view.quotedPrintable).
 func (r *redState) findQuotedPrintable(m *multi, fold bool, b string, spans []span) []span {
 	v := viewPool.Get().(*view)
 	defer viewPool.Put(v)
@@ -853,7 +861,12 @@ func (v *view) unwrap(b string) bool {
 }
 
 // quotedPrintable fills v with b's quoted-printable escapes decoded and its
-// soft line breaks removed; false when b has none.
+// soft line breaks removed; false when b has none. A soft line break is
+// "=" and the white space after it (spaces, tabs, CR, LF, any number): the
+// line break itself (=\r\n, =\n, a lone =\r), with the padding RFC 2045
+// allows before it (Python's quopri drops it), the indentation of an
+// obs-fold after it, or the spaces Go's server and Go's client make of
+// the line break in a header value; a step removes each with one gsub.
 func (v *view) quotedPrintable(b string) bool {
 	v.n, v.text, v.segs = len(b), v.text[:0], v.segs[:0]
 	v.reset()
@@ -870,10 +883,11 @@ func (v *view) quotedPrintable(b string) bool {
 		var c byte
 		n, w := 0, 0
 		switch {
-		case strings.HasPrefix(b[p:], "=\r\n"):
-			w = 3
-		case strings.HasPrefix(b[p:], "=\n"):
+		case p+1 < len(b) && isQPSpace[b[p+1]]:
 			w = 2
+			for p+w < len(b) && isQPSpace[b[p+w]] {
+				w++
+			}
 		case p+2 < len(b):
 			h, ok1 := hexVal(b[p+1])
 			l, ok2 := hexVal(b[p+2])
@@ -902,6 +916,9 @@ func (v *view) quotedPrintable(b string) bool {
 	v.text = append(v.text, b[raw:]...)
 	return true
 }
+
+// isQPSpace marks the white space of a soft line break.
+var isQPSpace = [256]bool{' ': true, '\t': true, '\r': true, '\n': true}
 
 // decode fills v with b's escapes decoded, from first on (the first escape
 // byte); false when none decodes.

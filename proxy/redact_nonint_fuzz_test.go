@@ -117,7 +117,10 @@ func echoes(x string) []string {
 	}
 	return []string{x, url.QueryEscape(x), hex.EncodeToString([]byte(x)), strings.ToUpper(x),
 		base64.StdEncoding.EncodeToString([]byte("user:" + x)), base64.URLEncoding.EncodeToString([]byte("k" + x + ";")),
-		u.String(), "&#" + fmt.Sprint(int(x[0])) + ";" + x[1:], reversed(x)}
+		u.String(), "&#" + fmt.Sprint(int(x[0])) + ";" + x[1:], reversed(x),
+		// Quoted-printable, its soft line break escaped in a JSON string
+		// or turned into spaces in a header value.
+		x[:len(x)/2] + `=\r\n` + x[len(x)/2:], x[:len(x)/3] + "= \t" + x[len(x)/3:]}
 }
 
 // FuzzRedactNonInterference is the property on the redactor itself: a
