@@ -122,7 +122,8 @@ var fileDecl = &yamlx.Decl{Name: "a test file", Title: "A PKU harness test file 
 	Doc: "Reference: docs/plugin-format.md, Tests. Run with harness test PATH.", Fields: []yamlx.Field{
 		{Name: "trust", Type: trustEnum, Default: "community", Doc: "The default trust of the cases."},
 		{Name: "secrets", Type: secretsType{}, Doc: "Session values per campus service, for every case (fake values)."},
-		{Name: "cases", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Object{Decl: caseDecl}, Min: 1, Max: MaxCases}}, Required: true,
+		{Name: "cases", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Later{Of: yamlx.Object{Decl: caseDecl}}, Min: 1, Max: MaxCases,
+			Items: "test cases", Empty: "lists no test case: a test file needs at least one"}}, Required: true,
 			Need: "a list of test cases", Doc: "The test cases."},
 	}}
 
@@ -233,7 +234,8 @@ var expectDecl = &yamlx.Decl{Name: "expect", Doc: "Exactly one kind of outcome: 
 	}},
 	Fields: []yamlx.Field{
 		{Name: "output", Type: yamlx.Any{}, Doc: "The exact JSON result."},
-		{Name: "jq", Type: yamlx.Later{Of: yamlx.List{Of: yamlx.Either{Scalar: yamlx.String{}, Mapping: yamlx.Object{Decl: assertionDecl}}, Min: 1}},
+		{Name: "jq", Type: yamlx.List{Of: assertionType{yamlx.Either{Scalar: yamlx.String{}, Mapping: yamlx.Object{Decl: assertionDecl}}}, Min: 1,
+			Items: "assertions (a jq condition, or {expr: PROGRAM, equals: VALUE})", Empty: "lists no assertion: it would assert nothing"},
 			Doc: "Assertions: a jq condition that must give true, or {expr, equals}."},
 		{Name: "error", Type: yamlx.SchemaPlus{Type: yamlx.String{}, Extra: map[string]any{"minLength": 1}}, Doc: "A part of the failure message."},
 		{Name: "status", Type: yamlx.String{Pattern: statusRE, Hint: "[a-z][a-z_]* (e.g. login_required)"}, Doc: "The result is a status object with this status."},
@@ -307,14 +309,10 @@ func parseFile(p *manifest.Plugin, b *manifest.Block, l *diag.List) *File {
 	}
 	ps := &parser{p: p, c: yamlx.NewCtx(d, l, nil)}
 	o, _ := ps.c.Object(d.Root, fileDecl)
+	if list, _, _ := ps.c.Later(o, "cases"); list == nil {
+		return nil // absent, or not a list of at least one (said)
+	}
 	cn := o.NodeOf("cases")
-	if cn == nil {
-		return nil
-	}
-	if cn.Kind != yaml.SequenceNode || len(cn.Content) == 0 {
-		ps.errorf(cn, "cases must be a non-empty list of test cases")
-		return nil
-	}
 	f := &File{Name: b.Name, Pos: d.NodePos(d.Root)}
 	secrets, _ := o.Value("secrets").(proxy.Secrets)
 	for i, n := range cn.Content {
@@ -663,21 +661,9 @@ func (ps *parser) parseExpect(v any, n *yaml.Node, e *Expect) bool {
 			e.KV[k] = normalize(v)
 		}
 	}
-	if jn := o.NodeOf("jq"); jn != nil {
-		switch {
-		case jn.Kind != yaml.SequenceNode:
-			good = ps.errorf(jn, "jq must be a list of assertions: a jq condition, or {expr: PROGRAM, equals: VALUE}")
-		case len(jn.Content) == 0:
-			good = ps.errorf(jn, "jq lists no assertion: it would assert nothing")
-		default:
-			for _, an := range jn.Content {
-				a, ok := ps.parseAssertion(an)
-				good = good && ok
-				if ok {
-					e.JQ = append(e.JQ, a)
-				}
-			}
-		}
+	as, _ := o.Value("jq").([]any)
+	for _, a := range as {
+		e.JQ = append(e.JQ, a.(Assertion))
 	}
 	outcomes := 0
 	written := func(k string) bool { return o.NodeOf(k) != nil }
@@ -692,27 +678,32 @@ func (ps *parser) parseExpect(v any, n *yaml.Node, e *Expect) bool {
 	return good
 }
 
-func (ps *parser) parseAssertion(n *yaml.Node) (Assertion, bool) {
-	a := Assertion{Pos: ps.c.Doc.NodePos(n)}
+// assertionType is a jq assertion of expect.jq: a jq condition, or
+// {expr, equals}. It decodes to an Assertion, its program compiled and
+// hardened as a step's programs are.
+type assertionType struct{ yamlx.Either }
+
+func (assertionType) Decode(c *yamlx.Ctx, n *yaml.Node, _ string) (any, bool) {
+	a := Assertion{Pos: c.Doc.NodePos(n)}
 	src := n
 	if n.Kind == yaml.MappingNode {
-		o, ok := ps.c.Object(n, assertionDecl)
+		o, ok := c.Object(n, assertionDecl)
 		if !ok {
-			return a, false
+			return nil, false
 		}
 		src = o.NodeOf("expr")
 		if v, set := o.Get("equals"); set {
 			a.Equals, a.HasEquals = normalize(exactNumbers(v.Node, v.Value)), true
 		}
 	}
-	s, ok := ps.c.Doc.String(src, "a jq assertion", ps.c.L)
+	s, ok := c.Doc.String(src, "a jq assertion", c.L)
 	if !ok {
-		return a, false
+		return nil, false
 	}
 	a.Src = s
 	lim := steps.DefaultLimits()
-	if a.Code = steps.CompileStandalone(s, &lim, ps.c.Doc.NodePos(src), ps.c.L); a.Code == nil {
-		return a, false
+	if a.Code = steps.CompileStandalone(s, &lim, c.Doc.NodePos(src), c.L); a.Code == nil {
+		return nil, false
 	}
 	return a, true
 }

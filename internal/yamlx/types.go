@@ -215,23 +215,37 @@ func (Duration) Schema(*Gen) map[string]any {
 func (Duration) Name() string { return "duration" }
 
 // List is a sequence of Of with at least Min and (Max not 0) at most Max
-// items; it decodes to []any.
+// items; it decodes to []any. Items, when set, names the items in its
+// messages ("test cases": "cases must be a list of test cases, not a
+// mapping"); Empty, when set, is what an empty list is told instead of the
+// Min message ("lists no assertion: it would assert nothing").
 type List struct {
-	Of       Type
-	Min, Max int
+	Of           Type
+	Min, Max     int
+	Items, Empty string
 }
 
 func (t List) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
-	if n == nil || n.Kind != yaml.SequenceNode {
-		c.Errorf(n, "%s must be a list, not %s", what, Describe(n))
-		return nil, false
+	items := "items"
+	if t.Items != "" {
+		items = t.Items
 	}
-	if len(n.Content) < t.Min {
-		c.Errorf(n, "%s must hold at least %d items", what, t.Min)
+	switch {
+	case n == nil || n.Kind != yaml.SequenceNode:
+		of := ""
+		if t.Items != "" {
+			of = " of " + t.Items
+		}
+		c.Errorf(n, "%s must be a list%s, not %s", what, of, Describe(n))
 		return nil, false
-	}
-	if t.Max > 0 && len(n.Content) > t.Max {
-		c.Errorf(n, "%s holds more than %d items", what, t.Max)
+	case len(n.Content) == 0 && t.Min > 0 && t.Empty != "":
+		c.Errorf(n, "%s %s", what, t.Empty)
+		return nil, false
+	case len(n.Content) < t.Min:
+		c.Errorf(n, "%s must hold at least %d %s", what, t.Min, items)
+		return nil, false
+	case t.Max > 0 && len(n.Content) > t.Max:
+		c.Errorf(n, "%s holds more than %d %s", what, t.Max, items)
 		return nil, false
 	}
 	out := make([]any, 0, len(n.Content))
