@@ -145,12 +145,16 @@ func FuzzRedactNonInterference(f *testing.F) {
 		rb.add(b)
 		g := append(guesses(rng, a, a, b), guesses(rng, b, a, b)...)
 		ea, eb := echoes(a), echoes(b)
-		// The pieces, each between spaces: the fuzzer's text in chunks,
-		// the guesses (the same in both runs), the echoes.
+		// The pieces, each between " | ": the fuzzer's text in chunks,
+		// the guesses (the same in both runs), the echoes. Not spaces
+		// alone: "=" and a space are a quoted-printable soft line break,
+		// which would join a guess ending in "=" (a neighbour, base64
+		// padding) to the echo after it, as a plugin's text written right
+		// before a server's echo is joined to it.
 		var ta, tb strings.Builder
 		put := func(s, t string) {
-			ta.WriteString(" " + s + " ")
-			tb.WriteString(" " + t + " ")
+			ta.WriteString(" " + s + " |")
+			tb.WriteString(" " + t + " |")
 		}
 		chunk := 0
 		for i := 0; i < len(g)+len(ea)+len(slots); i++ {
