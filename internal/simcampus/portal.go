@@ -13,15 +13,18 @@ import (
 // otherwise redirect to the IAAA login page.
 func (c *Campus) portalHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/publicQuery/classroomQuery/retrClassRoomFree.do", c.portalClassrooms)
-	mux.HandleFunc("/portal2017/publicsearch/classroom/retrClassRoomFree.do", c.portalClassrooms) // the older path
-	mux.HandleFunc("/portal2017/notice/retrAllSchoolNotice.do", c.portalNoticeList("school"))
-	mux.HandleFunc("/portal2017/notice/retrAllDeptNotice.do", c.portalNoticeList("dept"))
-	mux.HandleFunc("/portal2017/notice/getSchoolNoticeDetailById.do", c.portalNoticeDetail)
-	mux.HandleFunc("/portal2017/notice/getDeptNoticeDetailById.do", c.portalNoticeDetail)
-	mux.HandleFunc("/publicQuery/ctrl/topic/myScore/retrScores.do", c.portalLogin(c.portalScores))
-	mux.HandleFunc("/publicQuery/ctrl/topic/myCourseTable/getXndXqList.do", c.portalLogin(c.portalTerms))
-	mux.HandleFunc("/publicQuery/ctrl/topic/myCourseTable/getCourseInfo.do", c.portalLogin(c.portalCourses))
+	// Each route takes the methods the facts record and answers another
+	// with 405 (the real portal's answer to a wrong method is a guess).
+	mux.HandleFunc("GET /publicQuery/classroomQuery/retrClassRoomFree.do", c.portalClassrooms)
+	mux.HandleFunc("GET /portal2017/publicsearch/classroom/retrClassRoomFree.do", c.portalClassrooms)  // the older path:
+	mux.HandleFunc("POST /portal2017/publicsearch/classroom/retrClassRoomFree.do", c.portalClassrooms) // GET or a POST form
+	mux.HandleFunc("POST /portal2017/notice/retrAllSchoolNotice.do", c.portalNoticeList("school"))
+	mux.HandleFunc("POST /portal2017/notice/retrAllDeptNotice.do", c.portalNoticeList("dept"))
+	mux.HandleFunc("POST /portal2017/notice/getSchoolNoticeDetailById.do", c.portalNoticeDetail)
+	mux.HandleFunc("POST /portal2017/notice/getDeptNoticeDetailById.do", c.portalNoticeDetail)
+	mux.HandleFunc("GET /publicQuery/ctrl/topic/myScore/retrScores.do", c.portalLogin(c.portalScores))
+	mux.HandleFunc("GET /publicQuery/ctrl/topic/myCourseTable/getXndXqList.do", c.portalLogin(c.portalTerms))
+	mux.HandleFunc("GET /publicQuery/ctrl/topic/myCourseTable/getCourseInfo.do", c.portalLogin(c.portalCourses))
 	// The login hand-offs (handoff.go): without a valid token they send
 	// the browser to IAAA, as an expired session does.
 	c.portalHandoffs(mux)

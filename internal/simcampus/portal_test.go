@@ -222,3 +222,38 @@ func TestPortalCourseTable(t *testing.T) {
 		t.Errorf("empty term %v", raw)
 	}
 }
+
+// TestPortalMethodsAreTheFacts: each portal route answers the method the
+// facts record (§2: the classroom query by GET, the older path by GET or a
+// POST form; §6: the notices by POST form; §3B, §4A: the ctrl topics by
+// GET) and refuses another with 405, so a tool sending the wrong method
+// fails here as it would on the real portal.
+func TestPortalMethodsAreTheFacts(t *testing.T) {
+	c := start(t, WithClock(fixed(wed)))
+	q := url.Values{"buildingName": {"一教"}, "time": {"今天"}}
+	for _, tc := range []struct {
+		method, path string
+		form         url.Values
+		session      bool
+		want         int
+	}{
+		{http.MethodGet, "/publicQuery/classroomQuery/retrClassRoomFree.do?" + q.Encode(), nil, false, 200},
+		{http.MethodPost, "/publicQuery/classroomQuery/retrClassRoomFree.do", q, false, 405},
+		{http.MethodGet, "/portal2017/publicsearch/classroom/retrClassRoomFree.do?" + q.Encode(), nil, false, 200},
+		{http.MethodPost, "/portal2017/publicsearch/classroom/retrClassRoomFree.do", q, false, 200},
+		{http.MethodPost, "/portal2017/notice/retrAllSchoolNotice.do", url.Values{"keyword": {"ALL"}, "limit": {"20"}, "start": {"0"}}, false, 200},
+		{http.MethodGet, "/portal2017/notice/retrAllSchoolNotice.do?keyword=ALL&limit=20&start=0", nil, false, 405},
+		{http.MethodGet, "/portal2017/notice/retrAllDeptNotice.do?keyword=ALL", nil, false, 405},
+		{http.MethodPost, "/portal2017/notice/getSchoolNoticeDetailById.do", url.Values{"id": {"A1B2C3"}}, false, 200},
+		{http.MethodGet, "/portal2017/notice/getSchoolNoticeDetailById.do?id=A1B2C3", nil, false, 405},
+		{http.MethodGet, "/portal2017/notice/getDeptNoticeDetailById.do?id=A1B2C3", nil, false, 405},
+		{http.MethodGet, "/publicQuery/ctrl/topic/myScore/retrScores.do", nil, true, 200},
+		{http.MethodPost, "/publicQuery/ctrl/topic/myScore/retrScores.do", url.Values{}, true, 405},
+		{http.MethodPost, "/publicQuery/ctrl/topic/myCourseTable/getXndXqList.do", url.Values{}, true, 405},
+		{http.MethodPost, "/publicQuery/ctrl/topic/myCourseTable/getCourseInfo.do", url.Values{"xndxq": {"25-26-2"}}, true, 405},
+	} {
+		if r := do(t, c, Portal, tc.method, tc.path, tc.session, tc.form); r.status != tc.want {
+			t.Errorf("%s %s: status %d, want %d", tc.method, tc.path, r.status, tc.want)
+		}
+	}
+}
