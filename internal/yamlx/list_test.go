@@ -21,7 +21,7 @@ func TestListMessages(t *testing.T) {
 		"named empty": {named, "cases: []\n", "f.yaml:1:8: cases lists no test case: a file needs one"},
 		"named many":  {named, "cases: [a, b, c]\n", "f.yaml:1:8: cases holds more than 2 test cases"},
 		"plain kind":  {plain, "cases: {a: 1}\n", "f.yaml:1:8: cases must be a list, not a mapping"},
-		"plain empty": {plain, "cases: []\n", "f.yaml:1:8: cases must hold at least 1 items"},
+		"plain empty": {plain, "cases: []\n", "f.yaml:1:8: cases must not be an empty list"},
 		"plain many":  {plain, "cases: [a, b, c]\n", "f.yaml:1:8: cases holds more than 2 items"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -241,6 +241,9 @@ func (t List) Decode(c *Ctx, n *yaml.Node, what string) (any, bool) {
 	case len(n.Content) == 0 && t.Min > 0 && t.Empty != "":
 		c.Errorf(n, "%s %s", what, t.Empty)
 		return nil, false
+	case len(n.Content) == 0 && t.Min == 1:
+		c.Errorf(n, "%s must not be an empty list", what)
+		return nil, false
 	case len(n.Content) < t.Min:
 		c.Errorf(n, "%s must hold at least %d %s", what, t.Min, items)
 		return nil, false
