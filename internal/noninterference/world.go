@@ -266,18 +266,20 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 		// Quoted-printable with a soft line break every 8 characters and
 		// "=" escapes, as a mail-like page writes it.
 		h.Set("Content-Type", "text/plain; charset=us-ascii")
-		var b strings.Builder
-		for i := 0; i < len(v); i++ {
-			if i > 0 && i%8 == 0 {
-				b.WriteString("=\r\n")
-			}
-			if i%3 == 0 {
-				b.WriteString("=" + strings.ToUpper(hex.EncodeToString([]byte{v[i]})))
-			} else {
-				b.WriteByte(v[i])
-			}
-		}
-		io.WriteString(rw, "session="+b.String())
+		io.WriteString(rw, "session="+quotedPrintable(v, func(int) string { return "=\r\n" }))
+	case "/qpjson":
+		// The same text in a JSON string, its soft line breaks written as
+		// the string's escapes (\r\n, \n, \u000d\u000a, the "=" as \u003d):
+		// the step's parsed value holds the line breaks.
+		h.Set("Content-Type", "application/json")
+		brks := []string{`=\r\n`, `=\n`, `=\u000d\u000a`, `\u003d\u000a`}
+		io.WriteString(rw, `{"session":"`+quotedPrintable(v, func(k int) string { return brks[k%len(brks)] })+`"}`)
+	case "/qphdr":
+		// The same text in header values: Go's server writes a soft line
+		// break's CR and LF as spaces ("=  "), a tab after them too.
+		h.Set("X-Qp-Spaced", quotedPrintable(v, func(int) string { return "=\r\n" }))
+		h.Set("X-Qp-Tabbed", quotedPrintable(v, func(int) string { return "=\r\n\t" }))
+		io.WriteString(rw, "ok")
 	case "/utf7":
 		// The session under charset=utf-7, every letter written as a
 		// modified base64 run (+AEE- is "A").
@@ -501,6 +503,23 @@ func refsWithoutSemicolon(d string) string {
 			continue
 		}
 		b.WriteByte(d[i])
+	}
+	return b.String()
+}
+
+// quotedPrintable is v in quoted-printable, every third byte an "=XX"
+// escape, with brk(k) written as the k-th soft line break every 8 bytes.
+func quotedPrintable(v string, brk func(k int) string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if i > 0 && i%8 == 0 {
+			b.WriteString(brk(i/8 - 1))
+		}
+		if i%3 == 0 {
+			b.WriteString("=" + strings.ToUpper(hex.EncodeToString([]byte{v[i]})))
+		} else {
+			b.WriteByte(v[i])
+		}
 	}
 	return b.String()
 }
