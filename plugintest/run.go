@@ -353,18 +353,29 @@ func checkSchema(p *manifest.Plugin, c *Case, o *outcome) []string {
 	if full == nil {
 		full = o.result.JSON
 	}
+	if msg := SchemaProblem(p, c.Tool, full); msg != "" {
+		return []string{msg}
+	}
+	return nil
+}
+
+// SchemaProblem says how result (JSON text or decoded JSON) of document p's
+// tool fails the tool's output schema (registry.CheckOutput), naming the
+// schema by FILE:LINE:COL and the keywords that refused it and quoting
+// nothing of the result; "" when it conforms or there is no schema.
+func SchemaProblem(p *manifest.Plugin, tool string, result any) string {
 	var oe *registry.OutputError
-	if err := registry.CheckOutput(p, c.Tool, full); !errors.As(err, &oe) {
-		return nil
+	if err := registry.CheckOutput(p, tool, result); !errors.As(err, &oe) {
+		return ""
 	}
 	if oe.NotJSON {
-		return []string{fmt.Sprintf("the result is not JSON, so it cannot be checked against the output schema of tool %s (%s)", c.Tool, oe.SchemaPos)}
+		return fmt.Sprintf("the result is not JSON, so it cannot be checked against the output schema of tool %s (%s)", tool, oe.SchemaPos)
 	}
-	msg := fmt.Sprintf("the result does not match the output schema of tool %s (%s): refused by %s", c.Tool, oe.SchemaPos, oe.RefusedBy)
+	msg := fmt.Sprintf("the result does not match the output schema of tool %s (%s): refused by %s", tool, oe.SchemaPos, oe.RefusedBy)
 	if oe.Status != "" {
 		msg += fmt.Sprintf(" (it is a status object, status %s: the output schema must allow the status objects the tool can end with, e.g. with anyOf)", oe.Status)
 	}
-	return []string{msg}
+	return msg
 }
 
 // first runs an assertion on the result, within the case's time and the

@@ -191,6 +191,9 @@ func recordTool(ctx context.Context, app *App, path, toolName string, f *recordF
 		}
 		return Exitf(ExitFailed, "%v (the run failed: nothing recorded)", rec.Err)
 	}
+	if msg := plugintest.SchemaProblem(p, toolName, rec.Result); msg != "" {
+		return Exitf(ExitFailed, "%s; nothing was written", msg)
+	}
 	scrub := append([]string(nil), f.scrub...)
 	if f.campus {
 		scrub = append(scrub, simcampus.DemoStudentID, simcampus.DemoStudentName)

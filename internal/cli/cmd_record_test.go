@@ -30,6 +30,8 @@ func TestRecordRefusals(t *testing.T) {
 			"  - request: {service: card, path: /berserker-app/ykt/tsm/queryCard}\n  - return: '{status: .status}'\n",
 		"tools/where.yaml": "description: Where the card answered from.\neffect: read\nsteps:\n" +
 			"  - request: {service: card, path: /berserker-app/ykt/tsm/queryCard}\n  - return: '{url: .url}'\n",
+		"tools/typed.yaml": "description: A count that is text.\neffect: read\noutput: {type: object, properties: {n: {type: integer}}}\nsteps:\n" +
+			"  - request: {service: card, path: /berserker-app/ykt/tsm/queryCard}\n  - return: '{n: (.status | tostring)}'\n",
 		"tools/mine.yaml": "description: Only the user.\neffect: read\nuserOnly: true\nsteps:\n  - return: '1'\n",
 	})
 	single := filepath.Join(t.TempDir(), "one.md")
@@ -49,6 +51,7 @@ func TestRecordRefusals(t *testing.T) {
 		{[]string{"record", dir, "card", "--campus", "--input", "[1]"}, 2, "--input must be a JSON object"},
 		{[]string{"record", dir, "mine", "--actor", "agent"}, 3, "refused"},
 		{[]string{"record", dir, "where", "--campus"}, 1, "does not pass when replayed, so nothing was written"},
+		{[]string{"record", dir, "typed", "--campus"}, 1, "the result does not match the output schema of tool typed (tools/typed.yaml:3:9): refused by the schema's #/properties/n/type; nothing was written"},
 	} {
 		code, out, errs := runCLI(t, env, tc.args...)
 		assert.Equal(t, tc.code, code, "%v: %s", tc.args, errs)
