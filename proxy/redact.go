@@ -917,8 +917,9 @@ func (v *view) quotedPrintable(b string) bool {
 	return true
 }
 
-// isQPSpace marks the white space of a soft line break.
-var isQPSpace = [256]bool{' ': true, '\t': true, '\r': true, '\n': true}
+// isQPSpace marks the white space of a soft line break: what a regular
+// expression's \s is in gojq (Go's, [\t\n\f\r ]), and \v.
+var isQPSpace = [256]bool{' ': true, '\t': true, '\r': true, '\n': true, '\f': true, '\v': true}
 
 // decode fills v with b's escapes decoded, from first on (the first escape
 // byte); false when none decodes.

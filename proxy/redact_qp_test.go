@@ -201,7 +201,7 @@ func TestRedactQuotedPrintableSoftBreakWhiteSpace(t *testing.T) {
 	r := newRedactor()
 	r.add(x)
 	for _, brk := range []string{"= \r\n", "=\t\r\n", "=\r", "=\r\n ", "=\n\t", "= ", "=  \t", "=\t",
-		`=\r\n`, `=\n`, `=\u000d\u000a`, `\u003d\r\n`, `= \r\n`, `=\t`, "%3D%0D%0A", "&#61;&#10;", `=\\r\\n`} {
+		`=\r\n`, `=\n`, `=\u000d\u000a`, `\u003d\r\n`, `= \r\n`, `=\t`, "%3D%0D%0A", "&#61;&#10;", `=\\r\\n`, "=\f", `=\f`, "=\v"} {
 		in := "tok s3cr3t-Sess" + brk + "ion=2DValue-0042 end"
 		assert.Equal(t, "tok "+Marker+" end", r.string(in), "%q", in)
 		// A part, joined the same way, stays.
