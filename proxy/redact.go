@@ -899,8 +899,15 @@ func (v *view) quotedPrintable(b string) bool {
 			off = p + 1
 			continue
 		}
-		if len(v.segs) == 0 && cap(v.text) < len(b) {
-			v.text = make([]byte, 0, len(b))
+		if len(v.segs) == 0 {
+			if cap(v.text) < len(b) {
+				v.text = make([]byte, 0, len(b))
+			}
+			// At most one segment per "=" from here: a long text's slice
+			// is made once, not grown by doubling.
+			if len(b) > 64<<10 {
+				v.segs = slices.Grow(v.segs, strings.Count(b[p:], "="))
+			}
 		}
 		v.text = append(v.text, b[raw:p]...)
 		v.segs = append(v.segs, seg{at: int32(len(v.text)), n: int32(n), src: int32(p), w: int32(w)})

@@ -211,7 +211,7 @@ func TestRedactManyEscapesStaysSmall(t *testing.T) {
 	const tok = "portalSess-1a2b3c4d5e6f7a8b-0123456789"
 	r := newRedactor()
 	r.add(tok)
-	for _, fill := range []string{"\n", "a\n", "%41", "%2541", "&#x41;", "\\u0041", "%41\n"} {
+	for _, fill := range []string{"\n", "a\n", "%41", "%2541", "&#x41;", "\\u0041", "%41\n", "=41", "= ", "%3D%20", "\\u003d\\n"} {
 		body := strings.Repeat(fill, (4<<20)/len(fill)) + tok[:10] + "\r\n" + tok[10:]
 		var before, after runtime.MemStats
 		runtime.GC()
