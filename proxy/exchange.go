@@ -849,6 +849,32 @@ func attr(re *regexp.Regexp, tag string) string {
 	return html.UnescapeString(m[1] + m[2] + m[3])
 }
 
+// maxHandoffCandidates bounds the meta refreshes, the script navigations
+// and the auto-posting forms absorbHandoffBody reads in one answer, each;
+// maxHandoffInputs the inputs of all its forms. An answer with more is
+// refused (tooManyHandoffs), never read in part: the scan stopping after
+// so many would leave the candidates past them unread, and a page that
+// echoes the step's text (never registered) that many times before the
+// real ticket would hand the ticket to the step whole. Reading every
+// candidate instead would make the work per answer grow with its size
+// times the step's sent text (each new value is looked for in it); the
+// bounds keep it fixed, far above what a campus page holds (a few, or a
+// list whose rows navigate by onclick="location.href=…").
+const (
+	maxHandoffCandidates = 1024
+	maxHandoffInputs     = 4096
+)
+
+// tooManyHandoffs is the refusal of an answer with more hand-off
+// candidates of a kind than the scan reads. Its text is fixed (the
+// service's name, the bound, the kind): it holds none of the answer's
+// bytes, so no credential's, and whether it comes depends on how many
+// candidates the page's markup holds, which the step can make as many as
+// it likes without learning anything.
+func tooManyHandoffs(t *target, max int, kind string) error {
+	return fmt.Errorf("%w: campus service %q answered with more than %d %s; the proxy reads every hand-off of an answer before a step sees it, and refuses an answer with more", ErrLimit, t.svc.Name, max, kind)
+}
+
 // absorbHandoffBody registers the hand-offs of a campus answer's text
 // before it is redacted and shown: a meta refresh, a script's
 // location.href / location.replace( / window.location = / window.open(,
@@ -866,12 +892,20 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 	// them (most JSON answers) is not searched for their words.
 	lt := bytes.IndexByte(body, '<') >= 0
 	if lt && refreshWord.in(body) {
-		for _, m := range metaRefreshRE.FindAllString(s, 64) {
+		ms := metaRefreshRE.FindAllString(s, maxHandoffCandidates+1)
+		if len(ms) > maxHandoffCandidates {
+			return tooManyHandoffs(t, maxHandoffCandidates, "meta refreshes")
+		}
+		for _, m := range ms {
 			h.params(attr(contentAttrRE, m), 0, &refreshSeps)
 		}
 	}
 	if (bytes.IndexByte(body, '=') >= 0 || bytes.IndexByte(body, '(') >= 0) && containsAny(body, navWords) {
-		for _, m := range scriptNavRE.FindAllStringSubmatch(s, 64) {
+		ms := scriptNavRE.FindAllStringSubmatch(s, maxHandoffCandidates+1)
+		if len(ms) > maxHandoffCandidates {
+			return tooManyHandoffs(t, maxHandoffCandidates, "script navigations")
+		}
+		for _, m := range ms {
 			if len(m[1]) > maxPathBytes {
 				continue // no URL the proxy would follow, and never cut
 			}
@@ -879,13 +913,22 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 		}
 	}
 	if lt && formWord.in(body) && autoSubmitRE.MatchString(s) {
-		for _, f := range formRE.FindAllString(s, 16) {
+		fs := formRE.FindAllString(s, maxHandoffCandidates+1)
+		if len(fs) > maxHandoffCandidates {
+			return tooManyHandoffs(t, maxHandoffCandidates, "forms")
+		}
+		inputs := 0
+		for _, f := range fs {
 			if open := strings.IndexByte(f, '>'); open >= 0 {
 				if a := attr(actionAttrRE, f[:open+1]); a != "" {
 					h.url(a, 0)
 				}
 			}
-			for _, in := range inputRE.FindAllString(f, 256) {
+			ins := inputRE.FindAllString(f, maxHandoffInputs-inputs+1)
+			if inputs += len(ins); inputs > maxHandoffInputs {
+				return tooManyHandoffs(t, maxHandoffInputs, "form inputs")
+			}
+			for _, in := range ins {
 				if hiddenRE.MatchString(in) {
 					h.add(attr(valueAttrRE, in), isStrictHandoffName(attr(nameAttrRE, in)))
 				}
