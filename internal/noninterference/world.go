@@ -349,6 +349,12 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 		// text right before the session in the URL.
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(rw, `<html><script>location.href = "`+cardOrigin+`/next?token=`+q.Get("q")+v+`";</script></html>`)
+	case "/flood":
+		// A page that echoes the step's text as a hand-off candidate n
+		// times (a meta refresh, a script's navigation, a form, a hidden
+		// input, by k), then hands the ticket on in the same form.
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		w.flood(rw, q.Get("k"), q.Get("q"), q.Get("n"), ticket)
 	case "/redirect":
 		// Another origin's address repeating the step's own query.
 		h.Set("Location", cardOrigin+"/land?"+r.URL.RawQuery)
@@ -459,6 +465,39 @@ func (w *World) handoff(rw http.ResponseWriter, form, ticket string) {
 		h.Set("Location", card)
 		rw.WriteHeader(http.StatusFound)
 	}
+}
+
+// flood writes the page of /flood: n candidates of kind k holding q, then
+// the ticket in the same form.
+func (w *World) flood(rw http.ResponseWriter, k, q, count, ticket string) {
+	n, _ := strconv.Atoi(count)
+	n = min(max(n, 0), 1<<14)
+	var b strings.Builder
+	b.WriteString("<html><body>")
+	one := func(v string) {
+		switch k {
+		case "meta":
+			b.WriteString(`<meta http-equiv="refresh" content="0; url=` + cardOrigin + `/next?token=` + v + `">`)
+		case "script":
+			b.WriteString(`<script>location.href = "` + cardOrigin + `/next?token=` + v + `";</script>`)
+		case "form":
+			b.WriteString(`<form method="post" action="` + cardOrigin + `/next?token=` + v + `"></form>`)
+		case "input":
+			b.WriteString(`<input type="hidden" name="token" value="` + v + `">`)
+		}
+	}
+	if k == "input" {
+		b.WriteString(`<form id="f" method="post" action="` + cardOrigin + `/cas">`)
+	}
+	for range n {
+		one(q)
+	}
+	one(ticket)
+	if k == "input" {
+		b.WriteString(`</form>`)
+	}
+	b.WriteString(`<script>document.forms[0].submit()</script></body></html>`)
+	io.WriteString(rw, b.String())
 }
 
 // servePHP is a PHP-like page: it reads the session decoded, as $_COOKIE
