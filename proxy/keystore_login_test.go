@@ -1,9 +1,13 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,4 +60,31 @@ func TestKeystoreLoginSection(t *testing.T) {
 	_, err = OpenKeystore(bad)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "x\x01y")
+}
+
+// The TOTP secret of the login section is never sent, attached or shown,
+// and only the host's IAAA login reads it; were any path to carry it to
+// a step (a campus page that echoes it, a value a step was given), it is
+// redacted as every credential is.
+func TestKeystoreTOTPSecretIsRedacted(t *testing.T) {
+	const secret = "JBSWY3DPEHPK3PXPKRSXG5BAMFZW4ZLS"
+	path := filepath.Join(t.TempDir(), "keystore.json")
+	ks, err := OpenKeystore(path)
+	require.NoError(t, err)
+	require.NoError(t, ks.SetLogin(LoginInfo{User: "2100012345", TOTP: secret}))
+	ks, err = OpenKeystore(path) // as the next command opens it
+	require.NoError(t, err)
+	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "otp secret: "+secret+" ("+strings.ToLower(secret)+")")
+	})
+	cat := Catalogue{"portal": &Service{Name: "portal", Origin: srv.URL, Auth: Auth{Cookies: []string{"SESSION"}}}}
+	require.NoError(t, cat.Validate())
+	require.NoError(t, ks.Put("portal", &ServiceSecrets{Cookies: map[string]string{"SESSION": "0123456789abcdef"}}))
+	call := New(Config{Catalogue: cat, Keystore: ks}).NewCall("d", access("portal"))
+	assert.Equal(t, Marker, call.Redact(secret))
+	resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: "/otp"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(resp.Body), secret)
+	assert.Equal(t, "otp secret: "+Marker+" ("+Marker+")", string(resp.Body), "in either letter case (base32)")
 }

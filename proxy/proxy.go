@@ -156,6 +156,21 @@ func New(cfg Config) *Proxy {
 			}
 		}
 	}
+	// The login section's TOTP secret too: only the host's IAAA login
+	// reads it, which no step reaches, but should any path ever carry it
+	// to a step it is a credential like a session (defence in depth). A
+	// base32 secret reads the same in either letter case.
+	if l, ok := ks.(interface{ Login() LoginInfo }); ok {
+		if v := l.Login().TOTP; checkSecretValue(v) == nil {
+			var more []string
+			for _, f := range []string{strings.ToUpper(v), strings.ToLower(v)} {
+				if f != v && checkSecretValue(f) == nil {
+					more = append(more, f)
+				}
+			}
+			p.red.addAll([]string{v}, more)
+		}
+	}
 	var nets []netip.Prefix
 	for _, s := range cat {
 		if s != nil {

@@ -268,7 +268,8 @@ type keystoreFile struct {
 // LoginInfo is what the host's campus login keeps beside the sessions: the
 // IAAA user name (the student id), the name a service's hand-off reported,
 // and the TOTP secret of the OTP second factor when the user chose to keep
-// it. No proxy path reads it: it is never sent, attached or shown.
+// it. No proxy path sends, attaches or shows it; the proxy registers the
+// TOTP secret with the redactor (New), as it does the sessions.
 type LoginInfo struct {
 	User string `json:"user,omitempty"`
 	Name string `json:"name,omitempty"`
