@@ -463,6 +463,9 @@ type handoffs struct {
 	seen  [8]string
 	nseen int
 	more  []string
+	// unread is set when a JSON hand-off field's value was not read (no
+	// closing quote within 16 KiB): the answer is refused.
+	unread bool
 }
 
 // saw reports whether v was looked at already.
@@ -826,7 +829,11 @@ func jsonField(body []byte, i, n int, h *handoffs) (next int, stop bool) {
 		}
 	}
 	if ve < 0 {
-		return next, false
+		// Not closed within 16 KiB, or never: the value is not read, so
+		// the answer is refused (the step's echoed text before a ticket
+		// would otherwise choose to leave the ticket unread).
+		h.unread = true
+		return next, true
 	}
 	// (A view of the answer's bytes: add copies what it keeps beyond
 	// this scan.)
@@ -907,7 +914,10 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 		}
 		for _, m := range ms {
 			if len(m[1]) > maxPathBytes {
-				continue // no URL the proxy would follow, and never cut
+				// No URL the proxy would follow, and never cut: the answer
+				// is refused, not read in part (a ticket after the step's
+				// echoed text in it would reach the step unread).
+				return fmt.Errorf("%w: campus service %q answered with a script navigation longer than %d bytes; the proxy reads every hand-off of an answer whole before a step sees it, and refuses an answer with a longer one", ErrLimit, t.svc.Name, maxPathBytes)
 			}
 			h.url(html.UnescapeString(unescapeJS(m[1])), 0)
 		}
@@ -937,6 +947,9 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 	}
 	for i := range fieldGroups {
 		jsonHandoffFields(body, &fieldGroups[i], h)
+	}
+	if h.unread {
+		return fmt.Errorf("%w: campus service %q answered with a token, ticket or JWT field whose string is not closed within 16 KiB; the proxy reads every hand-off of an answer whole before a step sees it, and refuses an answer with a longer one", ErrLimit, t.svc.Name)
 	}
 	return c.registerHandoffs(h)
 }
