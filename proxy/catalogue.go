@@ -169,12 +169,48 @@ func Builtin() Catalogue {
 }
 
 // Merge returns a new catalogue: c's entries, with each entry of over
-// replacing the one of the same name whole.
+// replacing the one of the same name. Its origin, auth and login are
+// over's; what keeps a step away from the service's sessions and what the
+// service needs of every request stay c's where over says nothing: its
+// entry points (over's are added), fixed headers and query, CSRF rule,
+// query endpoints, concurrency and networks. A services file that points
+// card at a test server keeps card's login entry points and the headers
+// the real service wants.
 func (c Catalogue) Merge(over Catalogue) Catalogue {
 	out := make(Catalogue, len(c)+len(over))
 	maps.Copy(out, c)
-	maps.Copy(out, over)
+	for name, s := range over {
+		if b := c[name]; b != nil && s != nil {
+			s = s.under(b)
+		}
+		out[name] = s
+	}
 	return out
+}
+
+// under is a copy of s with what it leaves unset taken from b (Merge).
+func (s *Service) under(b *Service) *Service {
+	m := *s
+	m.Entry = append(slices.Clone(b.Entry), s.Entry...)
+	if m.Headers == nil {
+		m.Headers = maps.Clone(b.Headers)
+	}
+	if m.Query == nil {
+		m.Query = maps.Clone(b.Query)
+	}
+	if m.CSRF == (CSRF{}) {
+		m.CSRF = b.CSRF
+	}
+	if m.QueryPaths == nil {
+		m.QueryPaths = slices.Clone(b.QueryPaths)
+	}
+	if m.Concurrency == 0 {
+		m.Concurrency = b.Concurrency
+	}
+	if m.Networks == nil {
+		m.Networks = slices.Clone(b.Networks)
+	}
+	return &m
 }
 
 // Names lists the catalogue's service names, sorted.
@@ -292,7 +328,7 @@ func ServicesSchema() map[string]any {
 	root := map[string]any{"type": "object", "propertyNames": map[string]any{"pattern": manifest.ServiceName.Pattern.String()},
 		"additionalProperties": g.Object(serviceDecl)}
 	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/services.schema.json", "A services file (--services)",
-		"Campus services by name, each replacing the built-in entry of that name whole. Reference: docs/proxy.md.", root, g)
+		"Campus services by name, each replacing the built-in entry of that name: its origin, auth and login are the file's; its entry points, fixed headers and query, CSRF rule, query endpoints, concurrency and networks stay the built-in's where the file gives none. Reference: docs/proxy.md.", root, g)
 }
 
 // loadConfig reads and parses a services or secrets file (a mapping at most
