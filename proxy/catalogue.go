@@ -172,7 +172,8 @@ func Builtin() Catalogue {
 // replacing the one of the same name. Its origin, auth and login are
 // over's; what keeps a step away from the service's sessions and what the
 // service needs of every request stay c's where over says nothing: its
-// entry points (over's are added), fixed headers and query, CSRF rule,
+// entry points and login pages (over's are added), fixed headers and
+// query, CSRF rule,
 // query endpoints, concurrency and networks. A services file that points
 // card at a test server keeps card's login entry points and the headers
 // the real service wants.
@@ -191,7 +192,13 @@ func (c Catalogue) Merge(over Catalogue) Catalogue {
 // under is a copy of s with what it leaves unset taken from b (Merge).
 func (s *Service) under(b *Service) *Service {
 	m := *s
-	m.Entry = append(slices.Clone(b.Entry), s.Entry...)
+	m.Entry = slices.Clone(b.Entry)
+	for _, l := range b.Login.prefixes() {
+		if strings.HasPrefix(l, "/") { // a login page of the service's own
+			m.Entry = append(m.Entry, l)
+		}
+	}
+	m.Entry = append(m.Entry, s.Entry...)
 	if m.Headers == nil {
 		m.Headers = maps.Clone(b.Headers)
 	}
@@ -328,7 +335,7 @@ func ServicesSchema() map[string]any {
 	root := map[string]any{"type": "object", "propertyNames": map[string]any{"pattern": manifest.ServiceName.Pattern.String()},
 		"additionalProperties": g.Object(serviceDecl)}
 	return yamlx.SchemaFile("https://pkuinfo.github.io/harness/schema/services.schema.json", "A services file (--services)",
-		"Campus services by name, each replacing the built-in entry of that name: its origin, auth and login are the file's; its entry points, fixed headers and query, CSRF rule, query endpoints, concurrency and networks stay the built-in's where the file gives none. Reference: docs/proxy.md.", root, g)
+		"Campus services by name, each replacing the built-in entry of that name: its origin, auth and login are the file's; its entry points and own login pages, fixed headers and query, CSRF rule, query endpoints, concurrency and networks stay the built-in's where the file gives none. Reference: docs/proxy.md.", root, g)
 }
 
 // loadConfig reads and parses a services or secrets file (a mapping at most

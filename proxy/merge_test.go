@@ -62,6 +62,8 @@ func TestMergeAddsEntries(t *testing.T) {
 	}
 	cat := Builtin().Merge(over)
 	assert.Equal(t, append(Builtin()["card"].Entry, "/sso/"), cat["card"].Entry)
+	portal := Builtin().Merge(Catalogue{"portal": {Name: "portal", Origin: "http://127.0.0.1:1", Login: Login{Redirect: "/iaaa/login"}}})["portal"]
+	assert.Contains(t, portal.Entry, "/portal2017/login.jsp", "the built-in's own login page stays an entry point")
 	assert.Same(t, over["extra"], cat["extra"])
 	assert.Equal(t, []string{"/sso/"}, over["card"].Entry, "over is not changed")
 }
