@@ -137,8 +137,9 @@ func Discover(ctx context.Context, c Conn, now time.Time) (*Manifest, error) {
 			}
 			cursor = res.NextCursor
 		}
+		init, tools := scrubListing(cs.InitializeResult(), tools, c.Token)
 		var err error
-		m, err = build(c.URL, cs.InitializeResult(), tools, now)
+		m, err = build(c.URL, init, tools, now)
 		if m != nil {
 			m.Resolve = c.Resolve
 		}
@@ -196,6 +197,61 @@ func scrub(v any, token string) any {
 		return out
 	}
 	return v
+}
+
+// scrubListing replaces the plugin's token wherever the server echoed it in
+// its initialize answer or its tool list, before anything of them is kept:
+// the manifest is stored in remote.json, printed on the review sheet and
+// served to the model, and the plugin id is made from the server's name.
+func scrubListing(init *mcp.InitializeResult, tools []*mcp.Tool, token string) (*mcp.InitializeResult, []*mcp.Tool) {
+	if token == "" {
+		return init, tools
+	}
+	str := func(s string) string { return strings.ReplaceAll(s, token, "[redacted]") }
+	if init != nil {
+		in := *init
+		in.Instructions = str(in.Instructions)
+		if si := in.ServerInfo; si != nil {
+			c := *si
+			c.Name, c.Title, c.Version = str(c.Name), str(c.Title), str(c.Version)
+			in.ServerInfo = &c
+		}
+		init = &in
+	}
+	out := make([]*mcp.Tool, len(tools))
+	for i, t := range tools {
+		if t == nil {
+			continue
+		}
+		c := *t
+		c.Name, c.Title, c.Description = str(c.Name), str(c.Title), str(c.Description)
+		if a := c.Annotations; a != nil {
+			ac := *a
+			ac.Title = str(ac.Title)
+			c.Annotations = &ac
+		}
+		c.InputSchema = scrub(jsonAny(c.InputSchema), token)
+		c.OutputSchema = scrub(jsonAny(c.OutputSchema), token)
+		out[i] = &c
+	}
+	return init, out
+}
+
+// jsonAny is v as decoded JSON (maps, slices, strings...), so that scrub
+// reaches every string of it; a value that is not JSON stays as it is.
+func jsonAny(v any) any {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
 }
 
 // ToolError is a tool's own failure, in the server's words (untrusted).
