@@ -84,7 +84,7 @@ func (rt *remoteTool) Run(ctx context.Context, input map[string]any) (any, error
 	if err != nil {
 		return nil, err
 	}
-	return remote.Call(ctx, c, rt.t.Remote, input)
+	return remote.CallTool(ctx, c, rt.t, input)
 }
 
 // WithRemote makes OpenHome add the home's remote plugins (remote.Store),

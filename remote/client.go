@@ -118,27 +118,11 @@ func (c Conn) fail(ctx context.Context, b *byteBudget, what string, err error) e
 func Discover(ctx context.Context, c Conn, now time.Time) (*Manifest, error) {
 	var m *Manifest
 	err := c.session(ctx, func(ctx context.Context, cs *mcp.ClientSession) error {
-		var tools []*mcp.Tool
-		var cursor string
-		for page := 0; ; page++ {
-			if page >= 32 {
-				return fmt.Errorf("the server's tool list has more than 32 pages")
-			}
-			res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
-			if err != nil {
-				return fmt.Errorf("listing tools: %w", err)
-			}
-			tools = append(tools, res.Tools...)
-			if len(tools) > 4*MaxTools {
-				return fmt.Errorf("the server lists more than %d tools", 4*MaxTools)
-			}
-			if res.NextCursor == "" || res.NextCursor == cursor {
-				break
-			}
-			cursor = res.NextCursor
+		tools, err := listTools(ctx, cs)
+		if err != nil {
+			return err
 		}
 		init, tools := scrubListing(cs.InitializeResult(), tools, c.Token)
-		var err error
 		m, err = build(c.URL, init, tools, now)
 		if m != nil {
 			m.Resolve = c.Resolve
@@ -148,12 +132,79 @@ func Discover(ctx context.Context, c Conn, now time.Time) (*Manifest, error) {
 	return m, err
 }
 
+// listTools reads the server's whole tool list, within bounds.
+func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	var cursor string
+	for page := 0; ; page++ {
+		if page >= 32 {
+			return nil, fmt.Errorf("the server's tool list has more than 32 pages")
+		}
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		tools = append(tools, res.Tools...)
+		if len(tools) > 4*MaxTools {
+			return nil, fmt.Errorf("the server lists more than %d tools", 4*MaxTools)
+		}
+		if res.NextCursor == "" || res.NextCursor == cursor {
+			return tools, nil
+		}
+		cursor = res.NextCursor
+	}
+}
+
+// CallTool calls a reviewed tool t, as Call does, after listing the server's
+// tools again in the same session: a tool the server no longer lists, or now
+// lists with wider access than was reviewed (a read that became a write, a
+// tool that became destructive or open-world, one that now breaks a rule),
+// is not called: its cached rules no longer describe it, and the wider
+// listing waits for harness update and accept, as every wider one does.
+func CallTool(ctx context.Context, c Conn, t *Tool, args map[string]any) (any, error) {
+	return call(ctx, c, t.Remote, args, func(ctx context.Context, cs *mcp.ClientSession) error {
+		tools, err := listTools(ctx, cs)
+		if err != nil {
+			return err
+		}
+		_, tools = scrubListing(nil, tools, c.Token)
+		for _, lt := range tools {
+			if lt == nil || lt.Name != t.Remote {
+				continue
+			}
+			live, why := checkTool(lt)
+			switch {
+			case why != "":
+				return fmt.Errorf("the server's tool %q now breaks a rule (%s); not called: run harness update", cut(t.Remote, 60), why)
+			case live.Effect.Rank() > t.Effect.Rank():
+				return fmt.Errorf("the server now marks %q as a %s tool (reviewed as %s); not called: run harness update, then harness accept to review it", cut(t.Remote, 60), live.Effect, t.Effect)
+			case live.Destructive && !t.Destructive:
+				return fmt.Errorf("the server now marks %q as destructive (reviewed as not); not called: run harness update, then harness accept to review it", cut(t.Remote, 60))
+			case t.ClosedWorld && !live.ClosedWorld:
+				return fmt.Errorf("the server no longer marks %q as closed-world (reviewed as closed); not called: run harness update, then harness accept to review it", cut(t.Remote, 60))
+			}
+			return nil
+		}
+		return fmt.Errorf("the server no longer lists the tool %q; not called: run harness update", cut(t.Remote, 60))
+	})
+}
+
 // Call calls one tool by the server's name for it and returns its data: the
 // structured content, else the text parsed as JSON, else the text. A result
 // the server marks as an error is an error carrying its text.
 func Call(ctx context.Context, c Conn, remoteName string, args map[string]any) (any, error) {
+	return call(ctx, c, remoteName, args, nil)
+}
+
+// call calls one tool after check, when there is one, allows it.
+func call(ctx context.Context, c Conn, remoteName string, args map[string]any, check func(context.Context, *mcp.ClientSession) error) (any, error) {
 	var data any
 	err := c.session(ctx, func(ctx context.Context, cs *mcp.ClientSession) error {
+		if check != nil {
+			if err := check(ctx, cs); err != nil {
+				return err
+			}
+		}
 		if args == nil {
 			args = map[string]any{}
 		}
