@@ -14,6 +14,7 @@ import (
 
 	"github.com/pkuinfo/harness/internal/campuslogin"
 	"github.com/pkuinfo/harness/proxy"
+	"github.com/pkuinfo/harness/remote"
 	"github.com/spf13/cobra"
 )
 
@@ -69,7 +70,8 @@ func newLogoutCmd(app *App) *cobra.Command {
 		Short: "Forget the stored campus sessions (all, or the services named)",
 		Long: `logout removes sessions from the keystore: every stored service's, or those of
 the services named. The TOTP secret that login --totp keeps is forgotten only
-with --forget-totp (and then with the stored user name).`,
+with --forget-totp (and then with the stored user name). A remote plugin's
+bearer token is not a session: logout keeps it (harness remove forgets it).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLogout(app, args, forgetTOTP)
 		},
@@ -234,7 +236,13 @@ func runLogout(app *App, services []string, forgetTOTP bool) error {
 		return err
 	}
 	if len(services) == 0 {
-		services = ks.Services()
+		// Every campus session; a remote plugin's bearer token, kept under
+		// the plugin's id, is not one (harness remove forgets it).
+		for _, s := range ks.Services() {
+			if !strings.HasPrefix(s, remote.Prefix) {
+				services = append(services, s)
+			}
+		}
 	}
 	var gone []string
 	for _, s := range services {
