@@ -142,9 +142,8 @@ func (p *Program) Run(ctx context.Context, name string, input any, opts ...RunOp
 	if !ok {
 		return Result{}, &UnknownToolError{Tool: name, Tools: p.Tools()}
 	}
-	s := &run{tool: t} // its runConfig inside: one allocation for both
-	rc := &s.rc
-	s.cfg = rc
+	s := &run{tool: t} // the options set it: one allocation for the run
+	rc := s
 	for _, o := range opts {
 		o(rc)
 	}
@@ -210,13 +209,21 @@ func (p *Program) prefValues(over map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// run is the state of one call.
+// run is the state of one call, set up by its options (runConfig). It is
+// one allocation per call, kept at most 512 bytes (the allocator's size
+// without a header): the options' transport, store, trace and redactor
+// are the frame's own fields, not copied into it.
 type run struct {
 	tool  *tool
-	cfg   *runConfig // &rc
-	rc    runConfig
 	frame steps.Frame // the call's context inside
 	vars  [8]any      // the frame's variables, when the tool has no more
+
+	prefs    map[string]any
+	reqTrace func(RequestEvent) // WithRequestTrace (trace.go)
+	turn     map[string]any     // $turn; null when unset
+	actor    string             // $actor; "user" when unset
+	grant    string             // $grant; null when ""
+	checked  bool
 }
 
 // actorValue is $actor: a constant for each actor the reference names (a
@@ -244,26 +251,24 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	} else {
 		f.Vars = make([]any, n)
 	}
-	actor := actorValue(s.cfg.actor)
+	actor := actorValue(s.actor)
 	var turn any
-	if s.cfg.turn != nil {
-		turn = s.cfg.turn
+	if s.turn != nil {
+		turn = s.turn
 	}
 	var grant any
-	if s.cfg.grant != "" {
-		grant = s.cfg.grant
+	if s.grant != "" {
+		grant = s.grant
 	}
 	f.Vars[0], f.Vars[1], f.Vars[2], f.Vars[3], f.Vars[4] = input, prefs, actor, turn, grant
-	f.Transport = s.cfg.transport
-	if s.cfg.reqTrace != nil && f.Transport != nil {
-		f.Transport = tracedTransport{f.Transport, s.cfg.reqTrace}
+	// The options set f.Transport, f.KV, f.Trace and f.Redact (messages a
+	// step cuts are redacted first).
+	if s.reqTrace != nil && f.Transport != nil {
+		f.Transport = tracedTransport{f.Transport, s.reqTrace}
 	}
-	f.KV = s.cfg.kv
-	if f.KV != nil && s.cfg.redact != nil {
-		f.KV = redactKV{f.KV, s.cfg.redact, lim}
+	if f.KV != nil && f.Redact != nil {
+		f.KV = redactKV{f.KV, f.Redact, lim}
 	}
-	f.Trace = s.cfg.trace
-	f.Redact = s.cfg.redact // messages a step cuts are redacted first
 	err := s.tool.block.Run(ctx, f)
 	if err != nil {
 		return Result{Steps: f.Steps()}, s.stepError(ctx, err)
@@ -287,10 +292,10 @@ func (s *run) exec(ctx context.Context, input, prefs any) (Result, error) {
 	} else if over {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: resultTooLarge(lim)}
 	}
-	if err == nil && s.cfg.redact != nil {
+	if err == nil && f.Redact != nil {
 		// Redacted before the cut (a cut could split a secret), value by
 		// value, so that the text stays JSON whatever a credential is.
-		b, err = redactEncoded(b, v, lim.Depth, s.cfg.redact)
+		b, err = redactEncoded(b, v, lim.Depth, f.Redact)
 	}
 	if err != nil {
 		return res, &StepError{Pos: s.tool.t.Pos, Tool: s.tool.t.Name, Kind: "result", Err: err}
@@ -310,10 +315,10 @@ func (s *run) stepError(ctx context.Context, err error) error {
 	} else if errors.Is(se.Err, context.DeadlineExceeded) && ctx.Err() != nil {
 		se.Err = &steps.LimitError{Limit: "deadline", Max: int64(s.tool.limits.Deadline / time.Millisecond), What: "the call's time in milliseconds"}
 	}
-	if s.cfg.redact != nil {
+	if r := s.frame.Redact; r != nil {
 		// Cleaned first, as StepError.Error cleans it: an invisible
 		// character removed after the redaction could join a credential.
-		se.Err = redacted{msg: hidePreviews(s.cfg.redact.Redact(steps.CleanString(se.Err.Error()))), err: se.Err}
+		se.Err = redacted{msg: hidePreviews(r.Redact(steps.CleanString(se.Err.Error()))), err: se.Err}
 	}
 	se.Tool = s.tool.t.Name
 	return se

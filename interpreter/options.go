@@ -40,21 +40,14 @@ func WithAuthHeaders(f func(service string) []string) Option {
 // RunOption configures one run.
 type RunOption func(*runConfig)
 
-type runConfig struct {
-	transport steps.Transport
-	kv        steps.KV
-	prefs     map[string]any
-	trace     func(steps.Event)
-	reqTrace  func(RequestEvent) // WithRequestTrace (trace.go)
-	redact    redactor           // nil: none
-	checked   bool
-	actor     string         // $actor; "user" when unset
-	turn      map[string]any // $turn; null when unset
-	grant     string         // $grant; null when ""
-}
+// runConfig is the run itself: an option sets its fields (the transport,
+// store, trace and redactor are its frame's) before it starts.
+type runConfig = run
 
 // WithTransport sets the road out (a proxy call in production).
-func WithTransport(t steps.Transport) RunOption { return func(c *runConfig) { c.transport = t } }
+func WithTransport(t steps.Transport) RunOption {
+	return func(c *runConfig) { c.frame.Transport = t }
+}
 
 // Road is a call's road out that redacts what it knows: a *proxy.Call.
 type Road interface {
@@ -66,7 +59,7 @@ type Road interface {
 // a host passes its proxy call: one allocation per run where the two made
 // three.
 func WithRoad(r Road) RunOption {
-	return func(c *runConfig) { c.transport, c.redact = r, r }
+	return func(c *runConfig) { c.frame.Transport, c.frame.Redact = r, r }
 }
 
 // WithCaller says who calls (the reference's ctx.actor: "user", "agent" or
@@ -97,22 +90,22 @@ type Turn struct {
 }
 
 // WithKV gives the run the plugin's store; kv steps fail without one.
-func WithKV(kv steps.KV) RunOption { return func(c *runConfig) { c.kv = kv } }
+func WithKV(kv steps.KV) RunOption { return func(c *runConfig) { c.frame.KV = kv } }
 
 // WithPrefs overrides preference values (the defaults come from the
 // document); each value is checked against its preference's schema.
 func WithPrefs(p map[string]any) RunOption { return func(c *runConfig) { c.prefs = p } }
 
 // WithTrace receives every step's event.
-func WithTrace(f func(steps.Event)) RunOption { return func(c *runConfig) { c.trace = f } }
+func WithTrace(f func(steps.Event)) RunOption { return func(c *runConfig) { c.frame.Trace = f } }
 
 // WithRedact filters every error message the run returns (the proxy call's
 // Redact), so no credential leaves in a message.
 func WithRedact(f func(string) string) RunOption {
 	return func(c *runConfig) {
-		c.redact = nil
+		c.frame.Redact = nil
 		if f != nil {
-			c.redact = redactFunc(f)
+			c.frame.Redact = redactFunc(f)
 		}
 	}
 }

@@ -63,13 +63,36 @@ func WithDeadline(parent context.Context, d time.Duration) (context.Context, con
 // function would be one allocation more.
 func bounded(parent context.Context, d time.Duration) (context.Context, *deadlineCtx) {
 	d = max(d, 0)
-	if up, ok := parent.(*deadlineCtx); ok && up.hasAt && !up.at.After(time.Now().Add(d)) {
+	if up, ok := parent.(*deadlineCtx); ok && up.hasAt && !up.at.After(now().Add(d)) {
 		return up, nil
 	}
-	c := &deadlineCtx{}
+	c := newCtx()
 	c.start(parent, d, 0)
 	return c, c
 }
+
+// newCtx is a context of its own allocation, its rarely used part with
+// it (a request's: net/http registers through AfterFunc on each).
+func newCtx() *deadlineCtx {
+	r := &struct {
+		deadlineCtx
+		x ctxExtra
+	}{}
+	r.x.after = r.x.after1[:0]
+	r.deadlineCtx.x = &r.x
+	return &r.deadlineCtx
+}
+
+// epoch is the monotonic clock's origin for now.
+var epoch = time.Now()
+
+// now is time.Now as far as deadlines care: its monotonic reading is the
+// clock's (time.Since reads only that clock, where time.Now reads the
+// wall clock too, a second clock read per call), and its wall reading is
+// epoch's advanced by as much, which differs from the wall clock only when
+// that was set since the process started. A deadline is compared and
+// subtracted (time.Until, net/http's dialer) by its monotonic reading.
+func now() time.Time { return epoch.Add(time.Since(epoch)) }
 
 // release stops c when it is not nil (bounded's second result).
 func (c *deadlineCtx) release() {
@@ -83,34 +106,72 @@ func (c *deadlineCtx) release() {
 // whether the heap did. It is for work outside a call (a test case's jq
 // assertions), whose jq programs Run1 checks as a call's are checked.
 func WatchHeap(parent context.Context, limit int64) (ctx context.Context, stop func(), heapStopped func() bool) {
-	c := &deadlineCtx{}
+	c := newCtx()
 	c.start(parent, -1, limit)
 	return c, c.stop, c.heapStopped.Load
 }
 
 // deadlineCtx is a context the watcher ends at its deadline, or when the
 // heap passes its limit.
+//
+// A call's context lives in its run's one allocation, which the engine
+// keeps small (at most 512 bytes: the allocator's size without a header):
+// what most calls never use is in ctxExtra, made when first needed.
 type deadlineCtx struct {
-	parent  context.Context // Value's, and the ending's unless up is set
-	at      time.Time       // the deadline, when hasAt
-	hasAt   bool            // false: the parent's deadline (a heap watch alone)
-	watched bool            // the watcher ends it at at (else its parent ends first)
-	foreign bool            // parent is another kind of context, which can end: hooked by AfterFunc
-	heap    int64           // the heap limit; 0: none
+	parent      context.Context // Value's, and the ending's unless up is set
+	at          time.Time       // the deadline, when hasAt
+	hasAt       bool            // false: the parent's deadline (a heap watch alone)
+	watched     bool            // the watcher ends it at at (else its parent ends first)
+	foreign     bool            // parent is another kind of context, which can end: hooked by AfterFunc
+	ended       bool            // under watch.mu
+	heapStopped atomic.Bool     // the heap ended it
+	heap        int64           // the heap limit; 0: none
 
-	done        atomic.Value // chan struct{}, made when first asked for
-	err         atomic.Value // error, once ended
-	heapStopped atomic.Bool  // the heap ended it
+	done atomic.Value          // chan struct{}, made when first asked for
+	err  atomic.Pointer[error] // once ended
 
 	// Under watch.mu:
-	unhook func() bool     // the AfterFunc on a foreign parent
-	up     *deadlineCtx    // its parent, when that is one of these
-	kids   []*deadlineCtx  // those standing under it
-	kid    [1]*deadlineCtx // kids' first array
-	after  []afterFunc     // AfterFunc's registrations
-	after1 [1]afterFunc    // after's first array
-	seq    uint64          // the last registration's number
-	ended  bool
+	up         *deadlineCtx    // its parent, when that is one of these
+	kids       []*deadlineCtx  // those standing under it
+	kid        [1]*deadlineCtx // kids' first array
+	prev, next *deadlineCtx    // its neighbours in the watcher's list, while in it
+	x          *ctxExtra       // nil until needed
+}
+
+// ctxExtra is what a context needs only when another kind of context
+// derives from it or is its parent. Under watch.mu.
+type ctxExtra struct {
+	unhook func() bool  // the AfterFunc on a foreign parent
+	after  []afterFunc  // AfterFunc's registrations
+	after1 [1]afterFunc // after's first array
+	seq    uint64       // the last registration's number
+}
+
+// extra returns c.x, made when c has none. watch.mu is held.
+func (c *deadlineCtx) extra() *ctxExtra {
+	if c.x == nil {
+		c.x = &ctxExtra{}
+		c.x.after = c.x.after1[:0]
+	}
+	return c.x
+}
+
+// errs are the errors ending a context most often, as err holds them (an
+// error of another kind is one allocation).
+var (
+	errCanceled = context.Canceled
+	errDeadline = context.DeadlineExceeded
+)
+
+func errRef(err error) *error {
+	switch err {
+	case context.Canceled:
+		return &errCanceled
+	case context.DeadlineExceeded:
+		return &errDeadline
+	}
+	e := err // a copy here: taking err's address would move it to the heap on every path
+	return &e
 }
 
 type afterFunc struct {
@@ -123,7 +184,7 @@ type afterFunc struct {
 func (c *deadlineCtx) start(parent context.Context, d time.Duration, heap int64) {
 	c.parent, c.heap = parent, heap
 	if d >= 0 {
-		c.at, c.hasAt, c.watched = time.Now().Add(d), true, true
+		c.at, c.hasAt, c.watched = now().Add(d), true, true
 	}
 	if pd, ok := parent.Deadline(); ok && (!c.hasAt || !pd.After(c.at)) {
 		c.at, c.hasAt, c.watched = pd, true, false
@@ -149,10 +210,7 @@ func (c *deadlineCtx) start(parent context.Context, d time.Duration, heap int64)
 		up.kids = append(up.kids, c)
 	}
 	if !c.ended && (c.watched || c.heap > 0) {
-		if watch.set == nil {
-			watch.set = map[*deadlineCtx]struct{}{}
-		}
-		watch.set[c] = struct{}{}
+		watch.add(c)
 		if !watch.running {
 			watch.running = true
 			go watchLoop()
@@ -169,7 +227,7 @@ func (c *deadlineCtx) start(parent context.Context, d time.Duration, heap int64)
 			watch.mu.Lock()
 			ended := c.ended
 			if !ended {
-				c.unhook = unhook
+				c.extra().unhook = unhook
 			}
 			watch.mu.Unlock()
 			if ended {
@@ -192,8 +250,8 @@ func (c *deadlineCtx) Value(key any) any { return c.parent.Value(key) }
 // ended it, as a context.WithTimeout's is, Canceled once a cancel or the
 // heap did, and the parent's error once the parent ended.
 func (c *deadlineCtx) Err() error {
-	if e, ok := c.err.Load().(error); ok {
-		return e
+	if e := c.err.Load(); e != nil {
+		return *e
 	}
 	if c.foreign {
 		return c.parent.Err() // the AfterFunc may not have run yet
@@ -233,22 +291,20 @@ func (c *deadlineCtx) AfterFunc(f func()) func() bool {
 		go f()
 		return func() bool { return false }
 	}
-	c.seq++
-	id := c.seq
-	if c.after == nil {
-		c.after = c.after1[:0]
-	}
-	c.after = append(c.after, afterFunc{id: id, f: f})
+	x := c.extra()
+	x.seq++
+	id := x.seq
+	x.after = append(x.after, afterFunc{id: id, f: f})
 	watch.mu.Unlock()
 	return func() bool {
 		watch.mu.Lock()
 		defer watch.mu.Unlock()
-		for i, a := range c.after {
+		for i, a := range x.after {
 			if a.id == id {
-				last := len(c.after) - 1
-				c.after[i] = c.after[last]
-				c.after[last] = afterFunc{}
-				c.after = c.after[:last]
+				last := len(x.after) - 1
+				x.after[i] = x.after[last]
+				x.after[last] = afterFunc{}
+				x.after = x.after[:last]
 				return true
 			}
 		}
@@ -325,11 +381,11 @@ func (c *deadlineCtx) end(err error, fire *firing) {
 		return
 	}
 	c.ended = true
-	c.err.Store(err)
+	c.err.Store(errRef(err))
 	if d, ok := c.done.Load().(chan struct{}); ok && d != closedchan {
 		close(d)
 	}
-	delete(watch.set, c)
+	watch.remove(c)
 	if up := c.up; up != nil {
 		for i, k := range up.kids {
 			if k == c {
@@ -345,16 +401,68 @@ func (c *deadlineCtx) end(err error, fire *firing) {
 	for len(c.kids) > 0 {
 		c.kids[len(c.kids)-1].end(err, fire) // takes itself out of c.kids
 	}
-	if len(c.after) > 0 || c.unhook != nil {
-		fire.add(fireEntry{after: c.after, unhook: c.unhook})
-		c.after, c.unhook = nil, nil
+	if x := c.x; x != nil && (len(x.after) > 0 || x.unhook != nil) {
+		fire.add(fireEntry{after: x.after, unhook: x.unhook})
+		x.after, x.unhook = nil, nil
 	}
 }
 
-var watch struct {
+// watch is the watcher's books: the pending contexts it ends at their
+// deadlines or over their heap limits, a list through the contexts
+// themselves (entering and leaving it writes a few pointers, where a map
+// hashed and probed per call).
+var watch watcher
+
+type watcher struct {
 	mu      sync.Mutex
-	set     map[*deadlineCtx]struct{}
+	head    *deadlineCtx // the list of pending contexts
+	n       int          // its length
 	running bool
+}
+
+// add enters c in the list. mu is held.
+func (w *watcher) add(c *deadlineCtx) {
+	c.prev, c.next = nil, w.head
+	if w.head != nil {
+		w.head.prev = c
+	}
+	w.head = c
+	w.n++
+}
+
+// remove takes c out of the list when it is in it. mu is held.
+func (w *watcher) remove(c *deadlineCtx) {
+	if !w.pending(c) {
+		return
+	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		w.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	}
+	c.prev, c.next = nil, nil
+	w.n--
+}
+
+// pending reports whether c is in the list. mu is held.
+func (w *watcher) pending(c *deadlineCtx) bool { return c.prev != nil || w.head == c }
+
+// endEach ends, with err, every pending context for which over holds
+// (collected first: an ending takes contexts out of the list). mu is held.
+func (w *watcher) endEach(over func(c *deadlineCtx) bool, err error, fire *firing) {
+	var buf [8]*deadlineCtx
+	ends := buf[:0]
+	for c := w.head; c != nil; c = c.next {
+		if over(c) {
+			ends = append(ends, c)
+		}
+	}
+	for _, c := range ends {
+		c.end(err, fire)
+	}
 }
 
 // watchIdle is how many ticks the watcher waits with nothing pending
@@ -369,7 +477,7 @@ func watchLoop() {
 	for now := range t.C {
 		var fire firing
 		watch.mu.Lock()
-		if len(watch.set) == 0 {
+		if watch.n == 0 {
 			if idle++; idle >= watchIdle {
 				watch.running = false
 				watch.mu.Unlock()
@@ -379,15 +487,15 @@ func watchLoop() {
 			idle = 0
 		}
 		heap := int64(-1)
-		for c := range watch.set {
+		watch.endEach(func(c *deadlineCtx) bool {
 			if c.watched && !now.Before(c.at) {
-				c.end(context.DeadlineExceeded, &fire)
-				continue
+				return true
 			}
 			if c.heap > 0 && heap < 0 {
 				heap = readHeap()
 			}
-		}
+			return false
+		}, context.DeadlineExceeded, &fire)
 		if heap >= 0 {
 			stopOverHeap(heap, &fire)
 		}
@@ -399,12 +507,13 @@ func watchLoop() {
 // stopOverHeap ends every pending context whose heap limit heap passes.
 // watch.mu is held.
 func stopOverHeap(heap int64, fire *firing) {
-	for c := range watch.set {
+	watch.endEach(func(c *deadlineCtx) bool {
 		if c.heap > 0 && heap > c.heap {
 			c.heapStopped.Store(true)
-			c.end(context.Canceled, fire)
+			return true
 		}
-	}
+		return false
+	}, context.Canceled, fire)
 }
 
 var heapSample = sync.Pool{New: func() any {

@@ -49,7 +49,7 @@ func TestWithDeadline(t *testing.T) {
 	cancel2()
 	assert.Equal(t, context.Canceled, ctx2.Err())
 	watch.mu.Lock()
-	_, pending := watch.set[ctx2.(*deadlineCtx)]
+	pending := watch.pending(ctx2.(*deadlineCtx))
 	watch.mu.Unlock()
 	assert.False(t, pending, "a cancelled context is no longer watched")
 
@@ -93,7 +93,7 @@ func TestWithDeadlineUnderParent(t *testing.T) {
 	assert.Equal(t, context.Canceled, req.Err())
 	<-std.Done()
 	watch.mu.Lock()
-	_, pending := watch.set[req.(*deadlineCtx)]
+	pending := watch.pending(req.(*deadlineCtx))
 	kids := len(run.(*deadlineCtx).kids)
 	watch.mu.Unlock()
 	assert.False(t, pending, "an ended child is no longer watched")
@@ -162,12 +162,12 @@ func TestDeadlineAfterFunc(t *testing.T) {
 	defer stop()
 	_, scancel := context.WithCancel(run)
 	watch.mu.Lock()
-	n := len(run.(*deadlineCtx).after)
+	n := len(run.(*deadlineCtx).x.after)
 	watch.mu.Unlock()
 	assert.Equal(t, 1, n, "the derived context registered")
 	scancel()
 	watch.mu.Lock()
-	n = len(run.(*deadlineCtx).after)
+	n = len(run.(*deadlineCtx).x.after)
 	watch.mu.Unlock()
 	assert.Zero(t, n, "its cancel took the registration out")
 	assert.NoError(t, run.Err())

@@ -77,9 +77,9 @@ type Frame struct {
 	// redaction afterwards finds.
 	Redact Redactor
 
-	steps    int
-	requests int
-	kvWrites int
+	steps    int32 // int32s: the frame lives in its run's one allocation, kept small
+	requests int32
+	kvWrites int32
 	ended    bool
 	result   any
 
@@ -135,12 +135,12 @@ func (f *Frame) End(v any) {
 func (f *Frame) Ended() (any, bool) { return f.result, f.ended }
 
 // Steps is the number of steps executed so far.
-func (f *Frame) Steps() int { return f.steps }
+func (f *Frame) Steps() int { return int(f.steps) }
 
 // CountRequest counts one request against the call's limit.
 func (f *Frame) CountRequest() error {
 	f.requests++
-	if f.requests > f.Limits.Requests {
+	if int(f.requests) > f.Limits.Requests {
 		return &LimitError{Limit: "requests", Max: int64(f.Limits.Requests), What: "the call's requests"}
 	}
 	return nil
@@ -151,7 +151,7 @@ func (f *Frame) CountRequest() error {
 // write the whole store hundreds of times in one call.
 func (f *Frame) CountKVWrite() error {
 	f.kvWrites++
-	if f.kvWrites > f.Limits.KVWrites {
+	if int(f.kvWrites) > f.Limits.KVWrites {
 		return &LimitError{Limit: "kvWrites", Max: int64(f.Limits.KVWrites), What: "the call's changes to the store"}
 	}
 	return nil
@@ -232,7 +232,7 @@ func (b Block) Run(ctx context.Context, f *Frame) error {
 
 func (n *Node) run(ctx context.Context, f *Frame) error {
 	f.steps++
-	if f.steps > f.Limits.Steps {
+	if int(f.steps) > f.Limits.Steps {
 		return &LimitError{Limit: "steps", Max: int64(f.Limits.Steps), What: "the steps executed"}
 	}
 	if err := ctx.Err(); err != nil {
