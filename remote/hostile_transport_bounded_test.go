@@ -35,6 +35,34 @@ func TestARedirectToAnotherOriginSendsItNothing(t *testing.T) {
 		assert.NotContains(t, err.Error(), token)
 	}
 	assert.Equal(t, int32(0), seen.Load())
+
+	// To private and link-local addresses: the decision is seen by a
+	// transport that sends only to loopback, so no packet leaves even if
+	// the redirect were followed.
+	guard := &loopbackOnly{}
+	for _, to := range []string{"http://10.1.2.3/mcp", "https://169.254.169.254/latest/meta-data/", "http://[fd00::1]:8080/mcp", "https://mcp.example.com/mcp"} {
+		red := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, to, http.StatusTemporaryRedirect)
+		}))
+		_, err := Discover(context.Background(), Conn{URL: red.URL, Token: token, HTTP: &http.Client{Transport: guard},
+			Limits: Limits{Timeout: 5 * time.Second}}, time.Now())
+		red.Close()
+		require.Error(t, err, to)
+		assert.Contains(t, err.Error(), "redirect", to)
+	}
+	assert.Empty(t, guard.elsewhere.Load(), "nothing was asked of another address")
+}
+
+// loopbackOnly sends requests to loopback hosts and records (never sends)
+// any other.
+type loopbackOnly struct{ elsewhere atomic.Value }
+
+func (l *loopbackOnly) RoundTrip(r *http.Request) (*http.Response, error) {
+	if h := r.URL.Hostname(); h != "127.0.0.1" && h != "::1" {
+		l.elsewhere.Store(r.URL.String())
+		return nil, fmt.Errorf("test transport: %s is not loopback", h)
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // TestEndlessOrMalformedAnswersCostOneBoundedCall: an initialize answered
