@@ -41,7 +41,8 @@ kept for later calls.
 --token-file F reads a bearer token from F (its first line); the token is kept
 in the keystore, sent only to URL's origin, and never printed. Adding a server
 that is already added reconnects and applies its new tool list (a new write
-tool waits: see harness update). Exit 0 added; 1 failed, nothing stored.`,
+tool waits: see harness update); without --token-file it keeps its token.
+Exit 0 added; 1 failed, nothing stored.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := netguard.ParseResolveFlags(resolve)
@@ -107,12 +108,30 @@ func runAddRemote(ctx context.Context, app *App, rawURL, tokenFile string, resol
 	}
 	// A plugin of that id added from another URL keeps its entry and its
 	// token: refused before anything is written.
+	var changes []remote.Change
+	var wider bool
 	if all, err := (remote.Store{Dir: dir}).Load(); err != nil {
 		return Exit(ExitFailed, err)
 	} else if old, ok := all[m.ID]; ok && old.Manifest.URL != m.URL {
 		return Exitf(ExitFailed, "%s is already added from %s; remove it first to add it from %s; nothing stored", m.ID, old.Manifest.URL, m.URL)
+	} else if ok {
+		// Added again: as at an update, the same or narrower applies and
+		// wider waits for harness accept.
+		if changes, wider, err = remote.Diff(old.Manifest, m); err != nil {
+			return Exitf(ExitFailed, "%v; nothing stored", err)
+		}
 	}
 	writeRemoteSheet(app.Stdout, m, token != "")
+	if len(changes) > 0 {
+		fmt.Fprintln(app.Stdout, "  against the tool list already added:")
+		for _, c := range changes {
+			mark := " "
+			if c.Wider {
+				mark = "+"
+			}
+			fmt.Fprintf(app.Stdout, "    %s %s\n", mark, terminalSafe(c.Tool+": "+c.What))
+		}
+	}
 	if !yes {
 		if !app.StdinIsTerminal() {
 			return Exitf(ExitFailed, "not added: confirm with --yes (stdin is not a terminal)")
@@ -138,11 +157,29 @@ func runAddRemote(ctx context.Context, app *App, rawURL, tokenFile string, resol
 		if old, ok := all[m.ID]; ok && old.Manifest.URL != m.URL {
 			return fmt.Errorf("%s is already added from %s; remove it first to add it from %s", m.ID, old.Manifest.URL, m.URL)
 		}
-		all[m.ID] = &remote.Entry{Manifest: m, Added: now.UTC(), HasToken: token != ""}
+		old, ok := all[m.ID]
+		if !ok {
+			all[m.ID] = &remote.Entry{Manifest: m, Added: now.UTC(), HasToken: token != ""}
+			return nil
+		}
+		// A token kept before stays the plugin's when none is given.
+		old.HasToken = old.HasToken || token != ""
+		old.Checked, old.Error = now.UTC(), ""
+		if _, w, err := remote.Diff(old.Manifest, m); err != nil {
+			return err
+		} else if w {
+			old.Pending = m
+		} else {
+			old.Manifest, old.Pending = m, nil
+		}
 		return nil
 	})
 	if err != nil {
 		return Exitf(ExitFailed, "%v; nothing stored", err)
+	}
+	if wider {
+		fmt.Fprintf(app.Stdout, "%s: its tool list asks for wider access; held: harness accept %s\n", m.ID, m.ID)
+		return nil
 	}
 	fmt.Fprintf(app.Stdout, "added %s (%d tools, community, remote)\n", m.ID, len(m.Tools))
 	return nil
