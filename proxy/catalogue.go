@@ -295,6 +295,10 @@ func LoadServices(path string) (Catalogue, error) {
 			if !manifest.ServiceName.Check(c, f.KeyN, "service name", f.Key) {
 				continue
 			}
+			if isRemoteName(f.Key) {
+				c.Errorf(f.KeyN, "service name %q: %s", f.Key, remoteNameRule)
+				continue
+			}
 			decl := *serviceDecl
 			decl.Name = "service " + strconv.Quote(f.Key)
 			o, ok := c.Object(f.Value, &decl)
@@ -397,6 +401,13 @@ func unwrapPathError(err error) error {
 	return err
 }
 
+// isRemoteName reports whether a service name is a remote plugin's id: the
+// keystore keeps remote plugins' bearer tokens under their ids, so a campus
+// service of that name would have the token attached to its requests.
+func isRemoteName(s string) bool { return strings.HasPrefix(s, manifest.RemotePrefix) }
+
+const remoteNameRule = "names starting with " + manifest.RemotePrefix + " are remote plugins' ids (the keystore keeps their tokens under them), never a campus service's"
+
 // validName reports whether s is a service name (manifest.ServiceName).
 func validName(s string) bool { return manifest.ServiceName.Pattern.MatchString(s) }
 
@@ -496,6 +507,9 @@ func compileService(name string, s *Service) (*service, error) {
 	}
 	if !validName(name) {
 		return nil, fmt.Errorf("service name %q %s", name, manifest.ServiceName.Rule)
+	}
+	if isRemoteName(name) {
+		return nil, fmt.Errorf("service name %q: %s", name, remoteNameRule)
 	}
 	o, err := parseOrigin(s.Origin)
 	if err != nil {
