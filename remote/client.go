@@ -46,6 +46,10 @@ func (l Limits) maxBytes() int64 {
 	return l.MaxBytes
 }
 
+// closeWait is how long a call waits for the server to take the session's
+// end.
+const closeWait = 500 * time.Millisecond
+
 // client is what the engine tells a server it is.
 var client = &mcp.Implementation{Name: "pku-harness", Version: "1"}
 
@@ -78,13 +82,18 @@ func (c Conn) session(ctx context.Context, fn func(context.Context, *mcp.ClientS
 		return c.fail(ctx, budget, "connect", err)
 	}
 	err = fn(ctx, cs)
-	if ctx.Err() != nil {
-		// Closing tells the server the session ended; a server that holds
-		// that answer too must not hold the call, so it is not waited for
-		// (every request is bounded by the client's timeout).
-		go cs.Close()
-	} else {
-		cs.Close()
+	// Closing tells the server the session ended; a server that holds that
+	// answer must not hold the call, so it is waited for a moment at most,
+	// and not at all once the call's time is up (every request is bounded
+	// by the client's timeout).
+	closed := make(chan struct{})
+	go func() { cs.Close(); close(closed) }()
+	if ctx.Err() == nil {
+		select {
+		case <-closed:
+		case <-time.After(closeWait):
+		case <-ctx.Done():
+		}
 	}
 	if err != nil {
 		return c.fail(ctx, budget, "", err)

@@ -19,7 +19,9 @@ func TestThousandsOfToolsAreBounded(t *testing.T) {
 		return newTestServer(t, fmt.Sprintf("many %d", n), func(s *mcp.Server) {
 			for i := range n {
 				rawTool(s, &mcp.Tool{Name: fmt.Sprintf("t%04d", i), InputSchema: objSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-					func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("{}"), nil })
+					func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+						return textResult("{}"), nil
+					})
 			}
 		})
 	}
