@@ -177,10 +177,16 @@ func CallTool(ctx context.Context, c Conn, t *Tool, args map[string]any) (any, e
 			return err
 		}
 		_, tools = scrubListing(nil, tools, c.Token)
+		var found []*mcp.Tool
 		for _, lt := range tools {
-			if lt == nil || lt.Name != t.Remote {
-				continue
+			if lt != nil && lt.Name == t.Remote {
+				found = append(found, lt)
 			}
+		}
+		if len(found) > 1 {
+			return fmt.Errorf("the server now lists %q more than once; not called: run harness update", cut(t.Remote, 60))
+		}
+		for _, lt := range found {
 			live, why := checkTool(lt)
 			switch {
 			case why != "":

@@ -96,9 +96,29 @@ func build(url string, init *mcp.InitializeResult, tools []*mcp.Tool, now time.T
 		}
 	}
 	sorted := slices.Clone(tools)
-	slices.SortFunc(sorted, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	seen := map[string]string{}
+	slices.SortFunc(sorted, func(a, b *mcp.Tool) int {
+		switch {
+		case a == nil || b == nil:
+			return boolCmp(a == nil, b == nil)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	// A name listed twice says two things of one tool: which one would be
+	// kept must not depend on the order of the listing, so neither is.
+	listed := map[string]int{}
 	for _, t := range sorted {
+		if t != nil {
+			listed[t.Name]++
+		}
+	}
+	seen := map[string]string{}
+	for i, t := range sorted {
+		if t != nil && listed[t.Name] > 1 {
+			if i == 0 || sorted[i-1] == nil || sorted[i-1].Name != t.Name {
+				m.Skipped = append(m.Skipped, fmt.Sprintf("%q: the server lists it more than once", cut(t.Name, 60)))
+			}
+			continue
+		}
 		if len(m.Tools) >= MaxTools {
 			m.Skipped = append(m.Skipped, fmt.Sprintf("tools past the first %d", MaxTools))
 			break
@@ -203,4 +223,15 @@ func checkSchema(s any) (map[string]any, string) {
 		return nil, "its input schema does not compile: " + cut(err.Error(), 200)
 	}
 	return m, ""
+}
+
+// boolCmp orders true before false.
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
 }
