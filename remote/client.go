@@ -184,23 +184,23 @@ func CallTool(ctx context.Context, c Conn, t *Tool, args map[string]any) (any, e
 			}
 		}
 		if len(found) > 1 {
-			return fmt.Errorf("the server now lists %q more than once; not called: run harness update", cut(t.Remote, 60))
+			return fmt.Errorf("the server now lists %q more than once; not called: run harness update --force", cut(t.Remote, 60))
 		}
 		for _, lt := range found {
 			live, why := checkTool(lt)
 			switch {
 			case why != "":
-				return fmt.Errorf("the server's tool %q now breaks a rule (%s); not called: run harness update", cut(t.Remote, 60), why)
+				return fmt.Errorf("the server's tool %q now breaks a rule (%s); not called: run harness update --force", cut(t.Remote, 60), why)
 			case live.Effect.Rank() > t.Effect.Rank():
-				return fmt.Errorf("the server now marks %q as a %s tool (reviewed as %s); not called: run harness update, then harness accept to review it", cut(t.Remote, 60), live.Effect, t.Effect)
+				return fmt.Errorf("the server now marks %q as a %s tool (reviewed as %s); not called: run harness update --force, then harness accept to review it", cut(t.Remote, 60), live.Effect, t.Effect)
 			case live.Destructive && !t.Destructive:
-				return fmt.Errorf("the server now marks %q as destructive (reviewed as not); not called: run harness update, then harness accept to review it", cut(t.Remote, 60))
+				return fmt.Errorf("the server now marks %q as destructive (reviewed as not); not called: run harness update --force, then harness accept to review it", cut(t.Remote, 60))
 			case t.ClosedWorld && !live.ClosedWorld:
-				return fmt.Errorf("the server no longer marks %q as closed-world (reviewed as closed); not called: run harness update, then harness accept to review it", cut(t.Remote, 60))
+				return fmt.Errorf("the server no longer marks %q as closed-world (reviewed as closed); not called: run harness update --force, then harness accept to review it", cut(t.Remote, 60))
 			}
 			return nil
 		}
-		return fmt.Errorf("the server no longer lists the tool %q; not called: run harness update", cut(t.Remote, 60))
+		return fmt.Errorf("the server no longer lists the tool %q; not called: run harness update --force", cut(t.Remote, 60))
 	})
 }
 
