@@ -79,6 +79,13 @@ func (rt *remoteTool) Effect() manifest.Effect     { return rt.t.Effect }
 func (rt *remoteTool) InputSchema() map[string]any { return rt.t.Input }
 func (rt *remoteTool) Flags() Flags                { return Flags{Untrusted: true} }
 
+// Hints are what the server said of the tool, never less: destructive and
+// idempotent as it marked them, and open-world (it is an MCP server
+// elsewhere) unless it said the tool reaches nothing outside itself.
+func (rt *remoteTool) Hints() Hints {
+	return Hints{Destructive: rt.t.Destructive, Idempotent: rt.t.Idempotent, OpenWorld: !rt.t.ClosedWorld}
+}
+
 func (rt *remoteTool) Run(ctx context.Context, input map[string]any) (any, error) {
 	c, err := rt.conn(ctx, rt.m)
 	if err != nil {
