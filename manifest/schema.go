@@ -127,12 +127,12 @@ func nodeAt(n *yaml.Node, loc []string) *yaml.Node {
 	return n
 }
 
-// SchemaMessage turns a validation error into one line naming the fields
-// that failed, for a user or the model: "at /building: missing ...".
-func SchemaMessage(err error) string {
+// SchemaLeaves is the failures a validation error is made of: the leaves
+// of its tree of causes, in order (nil when err is not a validation error).
+func SchemaLeaves(err error) []*jsonschema.ValidationError {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return capMessage(err.Error())
+		return nil
 	}
 	var leaves []*jsonschema.ValidationError
 	var walk func(e *jsonschema.ValidationError)
@@ -146,6 +146,16 @@ func SchemaMessage(err error) string {
 		}
 	}
 	walk(ve)
+	return leaves
+}
+
+// SchemaMessage turns a validation error into one line naming the fields
+// that failed, for a user or the model: "at /building: missing ...".
+func SchemaMessage(err error) string {
+	leaves := SchemaLeaves(err)
+	if leaves == nil {
+		return capMessage(err.Error())
+	}
 	var parts []string
 	for i, e := range leaves {
 		if i == 5 {

@@ -151,22 +151,10 @@ var statusName = regexp.MustCompile(`^[a-z][a-z_]{0,39}$`)
 // in the schema ("#/properties/people/type"), at most three, from the
 // author's schema only.
 func refusedBy(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
+	leaves := manifest.SchemaLeaves(err)
+	if leaves == nil {
 		return "the schema"
 	}
-	var leaves []*jsonschema.ValidationError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, e)
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
 	var parts []string
 	seen := map[string]bool{}
 	for _, e := range leaves {
