@@ -78,13 +78,39 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 		}
 		loc := hget(resp.Header, "Location")
 		if isRedirect(resp.StatusCode) && loc != "" {
-			next, err := cur.Parse(loc)
+			// Decided on the Location as the step sees it, each known
+			// credential (this hop's hand-offs included) one marker: a
+			// session's bytes right after text the step had the server
+			// echo ("/iaaa/logi" before an "n", a quote or "#" in a query)
+			// must not decide whether it is followed.
+			seen := loc
+			if t.svc != nil {
+				seen = c.p.red.string(loc)
+			}
+			next, err := cur.Parse(seen)
 			if err == nil {
 				if t.svc != nil && t.svc.matchesLogin(next) {
 					drain(resp)
 					return nil, loginRequired(t.svc.Name)
 				}
-				if n := c.follow(t, cur, next); n != nil {
+				n := c.follow(t, cur, next)
+				if n != nil && seen != loc {
+					// Followed as the server wrote it, when that passes
+					// the same rules; a credential whose own bytes change
+					// the URL's parts (a "/", "?" or "#" in a session)
+					// fails the request rather than turn it elsewhere.
+					if raw, err := cur.Parse(loc); err != nil {
+						n = nil
+					} else {
+						n = c.follow(t, cur, raw)
+					}
+					if n == nil {
+						drain(resp)
+						return nil, &RequestError{Service: t.name(), URL: c.p.red.string(cur.String()), cause: ErrRefused,
+							Msg: "the service redirected to a location holding a credential whose own characters change the location's parts; the proxy does not follow it"}
+					}
+				}
+				if n != nil {
 					drain(resp)
 					if hop >= c.p.lim.MaxRedirects {
 						return nil, fmt.Errorf("%w: more than %d redirects", ErrLimit, c.p.lim.MaxRedirects)
@@ -164,6 +190,23 @@ func (c *Call) follow(t *target, cur, next *url.URL) *url.URL {
 	}
 	return &url.URL{Scheme: cur.Scheme, Host: cur.Host, Path: cp.decoded, RawPath: cp.escaped,
 		RawQuery: t.svc.query(cp.query, nil)}
+}
+
+// seenURL is cur as the step sees it: a redirect's URL with each known
+// credential one marker, so that whether it is a login location does not
+// depend on a session's bytes after text the step had the server echo.
+// The step's own first URL holds none.
+func (c *Call) seenURL(t *target, cur *url.URL) *url.URL {
+	if cur == &t.u {
+		return cur
+	}
+	s := cur.String()
+	if r := c.p.red.string(s); r != s {
+		if u, err := url.Parse(r); err == nil {
+			return u
+		}
+	}
+	return cur
 }
 
 // matchesLogin reports whether u is one of the service's login locations.
@@ -485,6 +528,19 @@ func (h *handoffs) remember(v string) {
 }
 
 func (h *handoffs) add(v string, named bool) {
+	if strings.Contains(v, Marker) {
+		// The scan reads the answer redacted (absorbHandoffHeaders,
+		// finish): a credential the proxy knows is one marker, never a
+		// piece of a value. What stands beside it is taken on its own.
+		for piece := range strings.SplitSeq(v, Marker) {
+			h.add1(piece, named)
+		}
+		return
+	}
+	h.add1(v, named)
+}
+
+func (h *handoffs) add1(v string, named bool) {
 	v = strings.TrimSpace(v)
 	if len(v) > 6 && strings.EqualFold(v[:7], "bearer ") {
 		v = strings.TrimSpace(v[7:])
@@ -697,6 +753,11 @@ func (c *Call) absorbHandoffHeaders(t *target, hdr http.Header) error {
 		// holds, where the step's echoed text before it chose, and
 		// register a start of the session.
 		for _, v := range vs {
+			// Read as the step will see it, each known credential one
+			// marker: where the value splits, and so what it registers,
+			// must not depend on the bytes of a session it echoes (a
+			// quote or "&" in it, right after the step's own text).
+			v = c.p.red.string(v)
 			switch {
 			case k == "Location" || k == "Content-Location":
 				h.url(strings.TrimSpace(v), 0)
@@ -1141,7 +1202,7 @@ func (w word) index(b []byte) int {
 // finish reads, decodes and redacts the final response.
 func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, error) {
 	defer resp.Body.Close()
-	if t.svc != nil && t.svc.matchesLogin(cur) {
+	if t.svc != nil && t.svc.matchesLogin(c.seenURL(t, cur)) {
 		return nil, loginRequired(t.svc.Name)
 	}
 	body, err := readBody(resp, c.p.lim.MaxResponseBytes)
@@ -1154,13 +1215,24 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 	redacted := false
 	if textual(mt) {
 		text, raw := c.p.red.decodeText(body, mt, label)
-		if t.svc != nil {
-			if err := c.absorbHandoffBody(t, text); err != nil {
-				return nil, err
-			}
-		}
 		var changed bool
 		out.Body, changed = c.p.red.redactInPlace(text)
+		if t.svc != nil {
+			// The hand-offs are read in the text redacted, each known
+			// credential one marker: what the scan takes and refuses
+			// (a token field opened by a quote, a navigation, its length)
+			// must not depend on a session's bytes that a page shows right
+			// after the step's own text. New values are then redacted too.
+			st := c.p.red.st.Load()
+			if err := c.absorbHandoffBody(t, out.Body); err != nil {
+				return nil, err
+			}
+			if c.p.red.st.Load() != st {
+				var more bool
+				out.Body, more = c.p.red.redactInPlace(out.Body)
+				changed = changed || more
+			}
+		}
 		redacted = raw || changed
 	} else {
 		out.Binary = true
