@@ -509,6 +509,12 @@ type handoffs struct {
 	// unread is set when a JSON hand-off field's value was not read (no
 	// closing quote within 16 KiB): the answer is refused.
 	unread bool
+	// fields counts the JSON hand-off fields with a value not looked at
+	// before; tooMany is set past maxHandoffCandidates: the answer is
+	// refused (each value is looked for in the step's text, so reading
+	// any number would cost the answer's size times the step's).
+	fields  int
+	tooMany bool
 }
 
 // saw reports whether v was looked at already.
@@ -905,6 +911,12 @@ func jsonField(body []byte, i, n int, h *handoffs) (next int, stop bool) {
 			v = d
 		}
 	}
+	if len(v) >= minNamedHandoffLen && !h.saw(v) {
+		if h.fields++; h.fields > maxHandoffCandidates {
+			h.tooMany = true
+			return next, true
+		}
+	}
 	h.add(v, true)
 	return ve + 1, false
 }
@@ -1008,6 +1020,9 @@ func (c *Call) absorbHandoffBody(t *target, body []byte) error {
 	}
 	for i := range fieldGroups {
 		jsonHandoffFields(body, &fieldGroups[i], h)
+	}
+	if h.tooMany {
+		return tooManyHandoffs(t, maxHandoffCandidates, "token, ticket or JWT fields")
 	}
 	if h.unread {
 		return fmt.Errorf("%w: campus service %q answered with a token, ticket or JWT field whose string is not closed within 16 KiB; the proxy reads every hand-off of an answer whole before a step sees it, and refuses an answer with a longer one", ErrLimit, t.svc.Name)
