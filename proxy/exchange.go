@@ -1274,6 +1274,13 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 			delete(h, k)
 			continue
 		}
+		if len(vs) > 1 {
+			// A step reads a header's lines joined (the request step's
+			// headers, the trace): a session a server wrote a piece a line
+			// (a list header, one element each) is whole there.
+			h[k] = []string{c.p.red.string(strings.Join(vs, ", "))}
+			continue
+		}
 		for i, v := range vs {
 			vs[i] = c.p.red.string(v)
 		}
