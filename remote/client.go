@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pkuinfo/harness/proxy"
 	"io"
 	"net/http"
 	"strings"
@@ -113,10 +114,7 @@ func (c Conn) fail(ctx context.Context, b *byteBudget, what string, err error) e
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("the server did not answer within %v", c.Limits.timeout())
 	}
-	msg := err.Error()
-	if c.Token != "" {
-		msg = strings.ReplaceAll(msg, c.Token, "[redacted]")
-	}
+	msg := newHider(c.Token).str(err.Error())
 	if what != "" {
 		return fmt.Errorf("%s %s: %s", what, c.URL, cut(msg, 500))
 	}
@@ -131,7 +129,7 @@ func Discover(ctx context.Context, c Conn, now time.Time) (*Manifest, error) {
 		if err != nil {
 			return err
 		}
-		init, tools := scrubListing(cs.InitializeResult(), tools, c.Token)
+		init, tools := scrubListing(cs.InitializeResult(), tools, newHider(c.Token))
 		m, err = build(c.URL, init, tools, now)
 		if m != nil {
 			m.Resolve = c.Resolve
@@ -176,7 +174,7 @@ func CallTool(ctx context.Context, c Conn, t *Tool, args map[string]any) (any, e
 		if err != nil {
 			return err
 		}
-		_, tools = scrubListing(nil, tools, c.Token)
+		_, tools = scrubListing(nil, tools, newHider(c.Token))
 		var found []*mcp.Tool
 		for _, lt := range tools {
 			if lt != nil && lt.Name == t.Remote {
@@ -228,37 +226,76 @@ func call(ctx context.Context, c Conn, remoteName string, args map[string]any, c
 			return err
 		}
 		d, text := resultData(res)
+		h := newHider(c.Token)
 		if res.IsError {
 			if text == "" {
 				text = "the tool failed and said nothing"
 			}
-			return &ToolError{Message: cut(scrub(text, c.Token).(string), 2000)}
+			return &ToolError{Message: cut(h.str(text), 2000)}
 		}
-		data = scrub(d, c.Token)
+		data = scrub(d, h)
 		return nil
 	})
 	return data, err
 }
 
+// hider replaces a plugin's token in text wherever it stands whole, raw
+// or in any encoding the proxy's redactor finds a credential in (URL
+// escapes, base64 of the Authorization header, hex, letter case, ...;
+// proxy.Finder): a server that shows the token it was sent in a download
+// link's "?access_token=" or a debug answer's base64 would otherwise hand
+// it to the model, a line of jq away.
+type hider struct {
+	token string
+	f     *proxy.Finder
+}
+
+func newHider(token string) *hider {
+	if token == "" {
+		return &hider{}
+	}
+	return &hider{token: token, f: proxy.NewFinder(token, "Bearer "+token)}
+}
+
+func (h *hider) str(s string) string {
+	if h.token == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, h.token, "[redacted]") // a token shorter than the Finder takes
+	spans := h.f.Find(s)
+	if len(spans) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp[0]])
+		b.WriteString("[redacted]")
+		last = sp[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
 // scrub replaces the plugin's own token wherever the server echoed it in a
 // result, in strings and in keys: the token is the user's, not the model's.
-func scrub(v any, token string) any {
-	if token == "" {
+func scrub(v any, h *hider) any {
+	if h.token == "" {
 		return v
 	}
 	switch x := v.(type) {
 	case string:
-		return strings.ReplaceAll(x, token, "[redacted]")
+		return h.str(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = scrub(e, token)
+			out[i] = scrub(e, h)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[strings.ReplaceAll(k, token, "[redacted]")] = scrub(e, token)
+			out[h.str(k)] = scrub(e, h)
 		}
 		return out
 	}
@@ -269,11 +306,11 @@ func scrub(v any, token string) any {
 // its initialize answer or its tool list, before anything of them is kept:
 // the manifest is stored in remote.json, printed on the review sheet and
 // served to the model, and the plugin id is made from the server's name.
-func scrubListing(init *mcp.InitializeResult, tools []*mcp.Tool, token string) (*mcp.InitializeResult, []*mcp.Tool) {
-	if token == "" {
+func scrubListing(init *mcp.InitializeResult, tools []*mcp.Tool, h *hider) (*mcp.InitializeResult, []*mcp.Tool) {
+	if h.token == "" {
 		return init, tools
 	}
-	str := func(s string) string { return strings.ReplaceAll(s, token, "[redacted]") }
+	str := h.str
 	if init != nil {
 		in := *init
 		in.Instructions = str(in.Instructions)
@@ -296,8 +333,8 @@ func scrubListing(init *mcp.InitializeResult, tools []*mcp.Tool, token string) (
 			ac.Title = str(ac.Title)
 			c.Annotations = &ac
 		}
-		c.InputSchema = scrub(jsonAny(c.InputSchema), token)
-		c.OutputSchema = scrub(jsonAny(c.OutputSchema), token)
+		c.InputSchema = scrub(jsonAny(c.InputSchema), h)
+		c.OutputSchema = scrub(jsonAny(c.OutputSchema), h)
 		out[i] = &c
 	}
 	return init, out
