@@ -34,6 +34,9 @@ type multi struct {
 	// shortest length (0: none).
 	byClass [nClasses][2]int
 	minLen  [nClasses]int
+	// nestLen[c] is the shortest length of the groups of class c or a
+	// narrower one (0: none): the shortest run scanClass looks into.
+	nestLen [nClasses]int
 	maxLen  int
 	bits    *[filterWords]uint64 // the filter, indexed by the top filterBits bits of a key
 	exact   map[uint64][]int32   // key -> patterns
@@ -202,6 +205,12 @@ func newMulti(pats []pattern) *multi {
 		}
 		mm.maxLen = max(mm.maxLen, g.n)
 	}
+	for c := nClasses - 1; c >= 0; c-- {
+		mm.nestLen[c] = mm.minLen[c]
+		if c+1 < nClasses && mm.nestLen[c+1] > 0 && (mm.nestLen[c] == 0 || mm.nestLen[c+1] < mm.nestLen[c]) {
+			mm.nestLen[c] = mm.nestLen[c+1]
+		}
+	}
 	mm.bits = new([filterWords]uint64)
 	mm.exact = make(map[uint64][]int32, len(pats))
 	for pi, p := range pats {
@@ -226,14 +235,37 @@ var hashPool = sync.Pool{New: func() any { return new([]uint64) }}
 
 // hashes is a scan's prefix hash buffer, taken from the pool when a run
 // is first long enough to hash: a text with none (most header values, a
-// short path) takes nothing.
-type hashes struct{ buf *[]uint64 }
+// short path) takes nothing. h holds the prefix hashes of b[from:to] (h[j]
+// the hash of b[from:from+j]); a run inside that text, of a narrower class
+// (the classes nest), is looked up in them rather than hashed again: a
+// window's key is the difference of two prefix hashes from any start
+// before it.
+type hashes struct {
+	buf      *[]uint64
+	h        []uint64
+	from, to int
+}
 
-func (hp *hashes) get() *[]uint64 {
+// cover returns prefix hashes of b from some start at or before cs, for
+// the text up to ce, and the index in them of cs's.
+func (hp *hashes) cover(b string, cs, ce int) ([]uint64, int) {
+	if hp.h != nil && cs >= hp.from && ce <= hp.to {
+		return hp.h, cs - hp.from
+	}
 	if hp.buf == nil {
 		hp.buf = hashPool.Get().(*[]uint64)
 	}
-	return hp.buf
+	h := *hp.buf
+	if cap(h) < ce-cs+1 {
+		h = make([]uint64, ce-cs+1)
+	}
+	h = h[:ce-cs+1]
+	prefixHashes(h, b[cs:ce])
+	if cap(h) <= 1<<16 {
+		*hp.buf = h
+	}
+	hp.h, hp.from, hp.to = h, cs, ce
+	return h, 0
 }
 
 func (hp *hashes) put() {
@@ -256,36 +288,39 @@ func (mm *multi) search(b string, spans []span) []span {
 	if mm.minLen[clsAny] > 0 {
 		spans = mm.scanRun(b, 0, len(b), clsAny, &hp, spans)
 	}
-	for c := clsAny + 1; c < nClasses; c++ {
-		if mm.minLen[c] > 0 {
-			spans = mm.scanClass(b, uint8(c), &hp, spans)
-		}
+	if mm.nestLen[clsAny+1] > 0 {
+		spans = mm.scanClass(b, 0, len(b), clsAny+1, &hp, spans)
 	}
 	return spans
 }
 
-// scanClass scans the runs of b's bytes of class c (or a narrower one) that
-// are long enough for the class's patterns. A run of n bytes or more holds
-// one of every n positions, so only those are probed; a probe inside a run
-// finds the run's ends. The cost is a probe per n bytes and the length of
-// the runs probed into, whatever the credentials' bytes.
-func (mm *multi) scanClass(b string, c uint8, hp *hashes, spans []span) []span {
-	n := mm.minLen[c]
-	prev := 0 // where the last run probed ended: the next starts after it
-	for p := n - 1; p < len(b); {
+// scanClass scans the runs of b[from:to]'s bytes of class c (or a narrower
+// one) that are long enough for the patterns of class c or a narrower one
+// (nestLen[c]), and inside each, the runs of the next class: the classes
+// nest, so a run of a narrower class lies inside a run of each wider one,
+// and a text is walked once for all of them rather than once per class. A
+// run of n bytes or more holds one of every n positions, so only those are
+// probed; a probe inside a run finds the run's ends. The cost is a probe
+// per n bytes and the length of the runs probed into, whatever the
+// credentials' bytes.
+func (mm *multi) scanClass(b string, from, to int, c uint8, hp *hashes, spans []span) []span {
+	n := mm.nestLen[c]
+	prev := from // where the last run probed ended: the next starts after it
+	for p := from + n - 1; p < to; {
 		if byteClass[b[p]] < c {
 			p += n
 			continue
 		}
-		s, e := p, p+1
-		for s > prev && byteClass[b[s-1]] >= c {
-			s--
-		}
-		for e < len(b) && byteClass[b[e]] >= c {
-			e++
-		}
+		s, e := runStart(b, prev, p, c), runEnd(b[:to], p+1, c)
 		if e-s >= n {
-			spans = mm.scanRun(b, s, e, c, hp, spans)
+			if m := mm.minLen[c]; m > 0 && e-s >= m {
+				spans = mm.scanRun(b, s, e, c, hp, spans)
+			}
+			if c+1 < nClasses {
+				if m := mm.nestLen[c+1]; m > 0 && e-s >= m {
+					spans = mm.scanClass(b, s, e, c+1, hp, spans)
+				}
+			}
 		}
 		prev = e
 		p = e + n
@@ -293,20 +328,44 @@ func (mm *multi) scanClass(b string, c uint8, hp *hashes, spans []span) []span {
 	return spans
 }
 
+// runStart is where the run of bytes of class c or a narrower one that
+// ends at b[p] starts, at lim or after; runEnd where the one that starts
+// at b[e] ends. Four bytes a step, then one at a time.
+func runStart(b string, lim, p int, c uint8) int {
+	s := p
+	for s-4 >= lim {
+		w := b[s-4 : s]
+		if min(byteClass[w[0]], byteClass[w[1]], byteClass[w[2]], byteClass[w[3]]) < c {
+			break
+		}
+		s -= 4
+	}
+	for s > lim && byteClass[b[s-1]] >= c {
+		s--
+	}
+	return s
+}
+
+func runEnd(b string, e int, c uint8) int {
+	for e+4 <= len(b) {
+		w := b[e : e+4]
+		if min(byteClass[w[0]], byteClass[w[1]], byteClass[w[2]], byteClass[w[3]]) < c {
+			break
+		}
+		e += 4
+	}
+	for e < len(b) && byteClass[b[e]] >= c {
+		e++
+	}
+	return e
+}
+
 // scanRun checks every window of b[from:to] against the groups of class c.
 func (mm *multi) scanRun(b string, from, to int, c uint8, hp *hashes, spans []span) []span {
 	gs := mm.groups[mm.byClass[c][0]:mm.byClass[c][1]]
 	for cs := from; cs+gs[0].n <= to; cs += scanChunk {
 		ce := min(to, cs+scanChunk+mm.maxLen-1)
-		h := *hp.get()
-		if cap(h) < ce-cs+1 {
-			h = make([]uint64, ce-cs+1)
-		}
-		h = h[:ce-cs+1]
-		prefixHashes(h, b[cs:ce])
-		if cap(h) <= 1<<16 {
-			*hp.buf = h
-		}
+		h, o := hp.cover(b, cs, ce)
 		bits := mm.bits
 		for gi := range gs {
 			g := &gs[gi]
@@ -315,8 +374,8 @@ func (mm *multi) scanRun(b string, from, to int, c uint8, hp *hashes, spans []sp
 				break
 			}
 			pow, salt := g.pow, g.salt
-			lo := h[:last]
-			hi := h[g.n : g.n+last]
+			lo := h[o : o+last]
+			hi := h[o+g.n : o+g.n+last]
 			hi = hi[:len(lo)]
 			for i := range lo {
 				key := hi[i] - lo[i]*pow + salt
@@ -352,11 +411,23 @@ func (mm *multi) confirm(b string, at, n int, key uint64, spans []span) []span {
 // sameBytes compares a and b (of one length) in a time that depends only
 // on their length.
 func sameBytes(a, b string) bool {
-	var d byte
-	for i := 0; i < len(a); i++ {
-		d |= a[i] ^ b[i]
+	b = b[:len(a)]
+	var d uint64
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		d |= word64(a[i:i+8]) ^ word64(b[i:i+8])
+	}
+	for ; i < len(a); i++ {
+		d |= uint64(a[i] ^ b[i])
 	}
 	return d == 0
+}
+
+// word64 is the first 8 bytes of s as one number (one load).
+func word64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // ok reports whether the characters around a fragment at b[from:to] hold
