@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/netguard"
@@ -667,33 +668,62 @@ func entryForm(decoded string) string {
 	if plainEntryForm(decoded) {
 		return decoded
 	}
-	// Segments cut and trimmed into one buffer, ASCII lower-cased as it
-	// is written, the rest (a path with bytes past ASCII) lower-cased
-	// whole after: no rune's lower case is a "/", ";", "." or space, so
-	// that is each segment lower-cased.
-	var b strings.Builder
-	b.Grow(len(decoded) + 1)
+	var buf [256]byte
+	b, ascii := appendEntryForm(buf[:0], decoded)
+	if !ascii {
+		return foldPastASCII(b)
+	}
+	return string(b)
+}
+
+// entryFormIn is entryForm for a comparison only: an ASCII path's form is
+// written into buf (on the caller's stack) when it fits, and the string
+// returned may be a view of buf.
+func entryFormIn(decoded string, buf *[256]byte) string {
+	if plainEntryForm(decoded) {
+		return decoded
+	}
+	b, ascii := appendEntryForm(buf[:0], decoded)
+	if !ascii {
+		return foldPastASCII(b)
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// appendEntryForm appends decoded's segments to b, each cut at ";" and
+// trimmed of trailing dots and spaces, ASCII lower-cased as it is written,
+// and reports whether they are all ASCII. No rune's lower case is a "/",
+// ";", "." or space, so lower-casing the rest after (foldPastASCII) is
+// each segment lower-cased.
+func appendEntryForm(b []byte, decoded string) ([]byte, bool) {
 	ascii := true
-	for sg := range strings.SplitSeq(decoded, "/") {
+	for rest := decoded; ; {
+		sg, tail, more := strings.Cut(rest, "/")
 		if j := strings.IndexByte(sg, ';'); j >= 0 {
 			sg = sg[:j]
 		}
-		sg = strings.TrimRight(sg, ". ")
+		for len(sg) > 0 && (sg[len(sg)-1] == '.' || sg[len(sg)-1] == ' ') {
+			sg = sg[:len(sg)-1]
+		}
 		for i := 0; i < len(sg); i++ {
 			c := sg[i]
 			if c >= 'A' && c <= 'Z' {
 				c += 'a' - 'A'
 			}
 			ascii = ascii && c < utf8.RuneSelf
-			b.WriteByte(c)
+			b = append(b, c)
 		}
-		b.WriteByte('/')
+		if !more {
+			return b, ascii
+		}
+		b = append(b, '/')
+		rest = tail
 	}
-	s := b.String()
-	if !ascii {
-		return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, s[:len(s)-1])
-	}
-	return s[:len(s)-1]
+}
+
+// foldPastASCII is b with each letter the lower case of its upper case.
+func foldPastASCII(b []byte) string {
+	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, string(b))
 }
 
 // plainEntryForm reports whether p is its own entryForm (ASCII, no ";", no
@@ -727,12 +757,13 @@ func (s *service) isEntry(decoded string) bool {
 		}
 		return false
 	}
-	if match(entryForm(decoded)) {
+	var buf [256]byte
+	if match(entryFormIn(decoded, &buf)) {
 		return true
 	}
 	if strings.IndexByte(decoded, '%') >= 0 {
 		if d2, err := url.PathUnescape(decoded); err == nil {
-			return match(entryForm(d2))
+			return match(entryFormIn(d2, &buf))
 		}
 	}
 	return false

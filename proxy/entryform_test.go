@@ -42,3 +42,26 @@ func TestEntryFormIsTrimmedLowerCase(t *testing.T) {
 	}
 	assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { entryForm("/berserker-app/ykt/tsm/queryCard;jsessionid=x") }))
 }
+
+// entryFormIn, which isEntry compares with, is entryForm on every path (a
+// short ASCII one written into the caller's buffer, a long or non-ASCII
+// one as entryForm makes it), and an entry point check of an ASCII path
+// with upper-case letters allocates nothing.
+func TestEntryFormInIsEntryForm(t *testing.T) {
+	alphabet := []string{"/", "a", "Q", ";", ".", " ", "9", "É", "K", "教", "\xff", strings.Repeat("Ab", 40)}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for n := r.IntN(24); n > 0; n-- {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		p := b.String()
+		var buf [256]byte
+		require.Equal(t, entryForm(p), entryFormIn(p, &buf), "%q", p)
+	}
+	svc, err := compileService("card", &Service{Origin: "https://bdcard.pku.edu.cn", Entry: []string{"/berserker-auth/cas/login"}})
+	require.NoError(t, err)
+	assert.True(t, svc.isEntry("/Berserker-Auth/CAS/Login;x=1"))
+	assert.False(t, svc.isEntry("/berserker-app/ykt/tsm/queryCard"))
+	assert.Equal(t, 0.0, testing.AllocsPerRun(100, func() { svc.isEntry("/berserker-app/ykt/tsm/queryCard") }))
+}
