@@ -547,6 +547,13 @@ func (h *handoffs) add(v string, named bool) {
 }
 
 func (h *handoffs) add1(v string, named bool) {
+	if len(h.fresh) > maxRefreshes {
+		// The answer is refused already (registerHandoffs): no value
+		// more is looked for in the step's text, which costs the text's
+		// size each (a header block of 60 KiB of new tokens beside a
+		// 1 MiB request body held a core 1.6 s).
+		return
+	}
 	v = strings.TrimSpace(v)
 	if len(v) > 6 && strings.EqualFold(v[:7], "bearer ") {
 		v = strings.TrimSpace(v[7:])
