@@ -96,18 +96,14 @@ func (c *Call) attempt(ctx context.Context, t *target) (*Response, error) {
 				n := c.follow(t, cur, next)
 				if n != nil && seen != loc {
 					// Followed as the server wrote it, when that passes
-					// the same rules; a credential whose own bytes change
-					// the URL's parts (a "/", "?" or "#" in a session)
-					// fails the request rather than turn it elsewhere.
+					// the same rules; a credential whose own bytes break
+					// them (a ";" in a query, a "%2F" or "//" in a path)
+					// leaves the redirect to the step unfollowed, as any
+					// the rules refuse.
 					if raw, err := cur.Parse(loc); err != nil {
 						n = nil
 					} else {
 						n = c.follow(t, cur, raw)
-					}
-					if n == nil {
-						drain(resp)
-						return nil, &RequestError{Service: t.name(), URL: c.p.red.string(cur.String()), cause: ErrRefused,
-							Msg: "the service redirected to a location holding a credential whose own characters change the location's parts; the proxy does not follow it"}
 					}
 				}
 				if n != nil {

@@ -62,9 +62,9 @@ func TestHandoffScanIgnoresCredentialBytes(t *testing.T) {
 		{"/header", `a="`, `"`},
 	}
 	// A redirect is decided on its Location as the step sees it. Only a
-	// session whose own bytes change the URL's parts (a ";", which the
-	// query rules refuse, after the step's "?token=") fails the request
-	// rather than being followed: the location probes draw sessions
+	// session whose own bytes break the rules (a ";", which the query
+	// rules refuse, after the step's "?token=") leaves it unfollowed
+	// where another is followed: the location probes draw sessions
 	// without one. ("/iaaa/logi" before an "n" was a login redirect.)
 	locations := []probe{
 		{"/location", `/next?token=`, ``},
@@ -126,6 +126,13 @@ func TestHandoffScanIgnoresCredentialBytes(t *testing.T) {
 			}{locations, pair{a, b}})
 		}
 	}
+	// The residue, stated: a ";" in the session after "?token=" leaves
+	// the redirect to the step (its Location redacted), where a session
+	// without one is followed; never an error, never the session shown.
+	semi := observe("abc;defghijklmnop", locations[:1])
+	plain := observe("abc-defghijklmnop", locations[:1])
+	assert.Contains(t, semi, `303 "" "" "/next?token=[redacted]"`)
+	assert.Contains(t, plain, `200 "[redacted]"`)
 	for _, r := range runs {
 		base, got := observe(r.a, r.probes), observe(r.b, r.probes)
 		if !assert.Equal(t, base, got, "sessions %q and %q", r.a, r.b) {
