@@ -1273,7 +1273,10 @@ func (c *Call) finish(t *target, cur *url.URL, resp *http.Response) (*Response, 
 		return strippedResponseHeader(k) || c.p.authHeaders[k] || c.p.red.foldedMatch(k)
 	}
 	for k, vs := range h {
-		if representationDrop(k, tagged) || drop(k) {
+		// (The credential headers first: a service's auth header, which
+		// an answer may echo, is dropped without canonicalising its name
+		// for the representation table.)
+		if drop(k) || representationDrop(k, tagged) {
 			delete(h, k)
 			continue
 		}
