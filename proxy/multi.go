@@ -131,17 +131,21 @@ var hashBase2, hashBase4 = hashBase * hashBase, hashBase * hashBase * hashBase *
 func prefixHashes(h []uint64, b string) {
 	h = h[:len(b)+1]
 	h[0] = 0
+	// (The powers in registers, and one bounds check per step for the
+	// bytes and one for the hashes.)
+	base, base2, base4 := hashBase, hashBase2, hashBase4
 	var x uint64
 	j := 0
 	for ; j+4 <= len(b); j += 4 {
-		c0, c1, c2, c3 := uint64(b[j])+1, uint64(b[j+1])+1, uint64(b[j+2])+1, uint64(b[j+3])+1
-		p2 := c0*hashBase + c1
-		p3 := p2*hashBase + c2
-		p4 := p3*hashBase + c3
-		x1 := x*hashBase + c0
-		x2 := x*hashBase2 + p2
-		x3 := x2*hashBase + c2
-		x4 := x*hashBase4 + p4
+		q := b[j : j+4]
+		c0, c1, c2, c3 := uint64(q[0])+1, uint64(q[1])+1, uint64(q[2])+1, uint64(q[3])+1
+		p2 := c0*base + c1
+		p3 := p2*base + c2
+		p4 := p3*base + c3
+		x1 := x*base + c0
+		x2 := x*base2 + p2
+		x3 := x2*base + c2
+		x4 := x*base4 + p4
 		w := h[j+1 : j+5 : j+5]
 		w[0], w[1], w[2], w[3] = x1, x2, x3, x4
 		x = x4
