@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,11 +85,13 @@ func TestREADMEExamplesRun(t *testing.T) {
 	if len(spans) < 3 {
 		t.Fatalf("the README names %d `harness run --campus` commands; want wallet, shuttle departures and book", len(spans))
 	}
+	type departure struct {
+		Time   string `json:"time"`
+		TimeID int    `json:"timeId"`
+		State  string `json:"state"`
+	}
 	var departures struct {
-		Departures []struct {
-			Time   string `json:"time"`
-			TimeID int    `json:"timeId"`
-		} `json:"departures"`
+		Departures []departure `json:"departures"`
 	}
 	for _, s := range spans {
 		args := shellWords(t, strings.Join(strings.Fields(s[1]), " "))[1:]
@@ -100,7 +103,13 @@ func TestREADMEExamplesRun(t *testing.T) {
 			if len(departures.Departures) == 0 {
 				t.Fatalf("the README books before it lists departures")
 			}
-			d := departures.Departures[0]
+			// The first one a reader could book, as a reader picks it
+			// (the next run may be full or not open yet).
+			i := slices.IndexFunc(departures.Departures, func(d departure) bool { return d.State == "bookable" })
+			if i < 0 {
+				t.Fatalf("no bookable departure among %+v", departures.Departures)
+			}
+			d := departures.Departures[i]
 			for i, a := range args {
 				a = strings.ReplaceAll(a, "YYYY-MM-DD", d.Time[:10])
 				args[i] = regexp.MustCompile(`:N\b`).ReplaceAllString(a, ":"+itoa(d.TimeID))
