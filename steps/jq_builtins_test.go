@@ -53,6 +53,10 @@ var builtinCases = []builtinCase{
 	{builtin: "unique_by/1", src: `[range(1e5)] as $a | [range(1000)] | unique_by($a) | length`, err: "the keys unique_by compares"},
 	{builtin: "min_by/1", src: `[range(1e5)] as $a | [range(1000)] | min_by($a)`, err: "the keys min_by compares"},
 	{builtin: "max_by/1", src: `[range(1e5)] as $a | [range(1000)] | max_by($a)`, err: "the keys max_by compares"},
+	// Many keys, each far under the limit alone: the keys' whole is what
+	// stops them, before, each key was walked on its own first (1e10 values).
+	{builtin: "sort_by/1", src: `[range(1e5)] as $a | [range(1e5)] | sort_by($a) | length`, err: "the keys sort_by compares"},
+	{builtin: "max_by/1", src: `[range(1e5)] as $a | [range(1e5)] | max_by($a)`, err: "the keys max_by compares"},
 	{builtin: "setpath/2", src: `null | .[536870000] = 1`, err: "the array index 536870000 is over the string limit"},
 	{builtin: "pick/1", src: `null | pick(.[536870000])`, err: "the array index 536870000 is over the string limit"},
 	{builtin: "del/1", src: `[1] | del(.[536870000])`, err: "the array index 536870000 is over the string limit"},

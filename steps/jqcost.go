@@ -723,7 +723,7 @@ var JQBuiltins = []JQBuiltin{
 	{[]string{"add/0", "add/1", "join/1", "split/1", "explode/0", "transpose/0"}, JQBounded, "a result longer than `stringBytes` (strings) or an eighth of it (arrays) is refused before it is made"},
 	{[]string{"implode/0", "tojson/0", "tostring/0", "flatten/0", "flatten/1", "sort/0", "unique/0", "min/0", "max/0", "format/1", "halt_error/0", "halt_error/1",
 		"@text", "@json", "@html", "@uri", "@urid", "@csv", "@tsv", "@sh", "@base64", "@base64d"}, JQBounded, "the input is checked first: nested past `depth`, or larger than four times `stringBytes`, is refused"},
-	{[]string{"sort_by/1", "group_by/1", "unique_by/1", "min_by/1", "max_by/1"}, JQBounded, "each key, and all the keys together (eight times `stringBytes`), are checked before they are compared"},
+	{[]string{"sort_by/1", "group_by/1", "unique_by/1", "min_by/1", "max_by/1"}, JQBounded, "all the keys together (their size at most eight times `stringBytes`, their nesting within `depth`) are checked once, before they are compared"},
 	{[]string{"setpath/2", "getpath/1", "delpaths/1", "nth/1", "pick/1", "fromstream/1", "del/1"}, JQBounded, "an array index of 1,048,576 or more is refused, read or assigned, as is a path longer than `depth`"},
 	{[]string{"test/1", "test/2", "match/1", "match/2", "capture/1", "capture/2", "scan/1", "scan/2", "splits/1", "splits/2", "split/2", "sub/2", "sub/3", "gsub/2", "gsub/3"},
 		JQBounded, "a regexp of at most 16 KiB, whose compiled size times the string's length is at most 2^28; at most 1,024 different regexps (64 KiB in all) per program, which gojq keeps compiled; listing matches: matches times length at most 2^26"},
