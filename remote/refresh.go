@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Report is what one reconnect found.
@@ -75,6 +77,35 @@ func (s Store) Refresh(ctx context.Context, id string, conn func(*Manifest) Conn
 		return nil
 	})
 	return rep, err
+}
+
+// RefreshParallel is how many servers RefreshAll reconnects to at once.
+const RefreshParallel = 4
+
+// RefreshAll refreshes the plugins ids, RefreshParallel at once, so that a
+// slow or hanging server holds its own reconnect only (each bounded by its
+// connection's own timeout), not the others'. The reports are in the order
+// of ids; the error is the first, in that order, of a store's failure (a
+// server's failure is its report's). conn is called from several
+// goroutines at once.
+func (s Store) RefreshAll(ctx context.Context, ids []string, conn func(id string, m *Manifest) Conn, now time.Time, force, dry bool) ([]Report, error) {
+	reps := make([]Report, len(ids))
+	errs := make([]error, len(ids))
+	var g errgroup.Group
+	g.SetLimit(RefreshParallel)
+	for i, id := range ids {
+		g.Go(func() error {
+			reps[i], errs[i] = s.Refresh(ctx, id, func(m *Manifest) Conn { return conn(id, m) }, now, force, dry)
+			return nil
+		})
+	}
+	g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return reps, nil
 }
 
 // Accept applies a remote plugin's pending tool list; shown is the listing

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/pkuinfo/harness/remote"
@@ -10,6 +11,8 @@ import (
 
 // checkRemotes reconnects to every remote plugin of the home, as update
 // checks every link: at most daily unless force; with check, it reports only.
+// The servers are reconnected to a few at once (remote.RefreshAll); the
+// reports and warnings come in the order of the ids.
 func checkRemotes(ctx context.Context, app *App, dir string, now time.Time, force, check bool) ([]updateReport, error) {
 	st := remote.Store{Dir: dir}
 	ids, err := st.IDs()
@@ -17,19 +20,28 @@ func checkRemotes(ctx context.Context, app *App, dir string, now time.Time, forc
 		return nil, err
 	}
 	conn := remoteConn(dir)
-	out := make([]updateReport, 0, len(ids))
-	for _, id := range ids {
-		rep, err := st.Refresh(ctx, id, func(m *remote.Manifest) remote.Conn {
-			c, cerr := conn(ctx, m)
-			if cerr != nil {
-				app.warn(fmt.Sprintf("%s: %v", id, cerr))
-			}
-			return c
-		}, now, force, check)
-		if err != nil {
-			return nil, err
+	var mu sync.Mutex
+	warnings := map[string]string{}
+	reps, err := st.RefreshAll(ctx, ids, func(id string, m *remote.Manifest) remote.Conn {
+		c, cerr := conn(ctx, m)
+		if cerr != nil {
+			mu.Lock()
+			warnings[id] = fmt.Sprintf("%s: %v", id, cerr)
+			mu.Unlock()
 		}
-		r := updateReport{ID: id, Status: rep.Status, Error: rep.Error, Changes: []string{}}
+		return c
+	}, now, force, check)
+	for _, id := range ids {
+		if w, ok := warnings[id]; ok {
+			app.warn(w)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]updateReport, 0, len(reps))
+	for _, rep := range reps {
+		r := updateReport{ID: rep.ID, Status: rep.Status, Error: rep.Error, Changes: []string{}}
 		for _, c := range rep.Changes {
 			r.Changes = append(r.Changes, c.Tool+": "+c.What)
 			r.Wider = r.Wider || c.Wider
