@@ -14,6 +14,7 @@
 package noninterference
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -58,13 +59,23 @@ var classes = map[byte]string{
 	'?': "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
 	'*': "0123456789",
 	'!': "123456789",
+	// A header value's markup and separators (a Digest answer, a
+	// signed value with quotes and "&"): every byte Go sends in a header
+	// value that a page's JSON, HTML, URL or header syntax gives a
+	// meaning to, "~" with the space and "^" without (a secret's first
+	// and last byte are no white space).
+	'^': "\"'<>&=;,?#/`ABCDEFabcdef0123",
+	'~': "\"'<>&=;,?#/` ABCDEFabcdef0123",
 }
 
 // Shapes are the credentials of one run, by name, as templates (see
 // classes). They are shaped like the real campus values: a 32-digit hex
 // JSESSIONID, a bearer token, a PHP session with escapes and a "+", a JWT,
-// a session that is a number, and a hand-off ticket the portal issues in
-// its SSO answers (a credential the secrets file does not hold).
+// a session that is a number, a header session whose every byte may be
+// markup (the portal's X-Auth-Token, its first byte too: what stands
+// right after a step's text may open a JSON string, end an attribute or a
+// query parameter), and a hand-off ticket the portal issues in its SSO
+// answers (a credential the secrets file does not hold).
 var Shapes = map[string]string{
 	"session": "################################",
 	"token":   "@@@@@@@@@@@@@@@@@@@@@@@@",
@@ -72,6 +83,7 @@ var Shapes = map[string]string{
 	"jwt":     "eyJhbGciOiJIUzI1NiJ9.??????????????????????.??????????????????????",
 	"number":  "!***********",
 	"ticket":  "$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$",
+	"markup":  "^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~^",
 }
 
 // Planted is the session the attacker's own account has: a portal SSO
@@ -139,7 +151,7 @@ func sortedNames(c Creds) []string {
 
 // SecretsYAML is the secrets file of c for the services Services writes.
 func (c Creds) SecretsYAML() string {
-	return "portal:\n  cookies: { JSESSIONID: \"" + c["session"] + "\" }\n  headers: { Authorization: \"Bearer " + c["token"] + "\" }\n" +
+	return "portal:\n  cookies: { JSESSIONID: \"" + c["session"] + "\" }\n  headers: { Authorization: \"Bearer " + c["token"] + "\", " + AuthHeader + ": " + yamlQuote(c["markup"]) + " }\n" +
 		"php:\n  cookies: { PHPSESSID: \"" + c["php"] + "\" }\n" +
 		"jwt:\n  cookies: { PHPSESSID: \"" + c["jwt"] + "\" }\n" +
 		"xiaobei:\n  cookies: { session: \"" + c["number"] + "\" }\n"
@@ -148,8 +160,28 @@ func (c Creds) SecretsYAML() string {
 // KeystoreJSON is the home keystore holding the same sessions.
 func (c Creds) KeystoreJSON() string {
 	return `{"version":1,"services":{` +
-		`"portal":{"cookies":{"JSESSIONID":"` + c["session"] + `"},"headers":{"Authorization":"Bearer ` + c["token"] + `"}},` +
+		`"portal":{"cookies":{"JSESSIONID":"` + c["session"] + `"},"headers":{"Authorization":"Bearer ` + c["token"] + `","` + AuthHeader + `":` + jsonQuote(c["markup"]) + `}},` +
 		`"php":{"cookies":{"PHPSESSID":"` + c["php"] + `"}},` +
 		`"jwt":{"cookies":{"PHPSESSID":"` + c["jwt"] + `"}},` +
 		`"xiaobei":{"cookies":{"session":"` + c["number"] + `"}}}}` + "\n"
+}
+
+// AuthHeader is the portal's second session header, which holds the
+// markup credential.
+const AuthHeader = "X-Auth-Token"
+
+// yamlQuote is s as a YAML double-quoted scalar: a "#", ", " or "&" in
+// it is then no comment, no separator and no anchor.
+func yamlQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// jsonQuote is s as a JSON string (its "<", ">" and "&" as \u escapes,
+// as encoding/json writes them).
+func jsonQuote(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -35,12 +35,17 @@ type World struct {
 }
 
 // services are the campus services of the world: name, the session
-// cookie each checks, and which credential it holds.
-var services = []struct{ name, cookie, cred string }{
-	{"portal", "JSESSIONID", "session"},
-	{"php", "PHPSESSID", "php"},
-	{"jwt", "PHPSESSID", "jwt"},
-	{"xiaobei", "session", "number"},
+// cookie each checks, which credential it holds, and the session headers
+// the proxy attaches (the portal's: the bearer token and the markup
+// credential, see SecretsYAML).
+var services = []struct {
+	name, cookie, cred string
+	headers            []string
+}{
+	{"portal", "JSESSIONID", "session", []string{"Authorization", AuthHeader}},
+	{"php", "PHPSESSID", "php", nil},
+	{"jwt", "PHPSESSID", "jwt", nil},
+	{"xiaobei", "session", "number", nil},
 }
 
 // NewWorld starts the servers; Close stops them.
@@ -81,8 +86,8 @@ func (w *World) ServicesYAML() string {
 	var b strings.Builder
 	for _, s := range services {
 		b.WriteString(s.name + ":\n  origin: " + w.campus[s.name].URL + "\n  auth:\n    cookies: [" + s.cookie + "]\n")
-		if s.name == "portal" {
-			b.WriteString("    headers: [Authorization]\n")
+		if len(s.headers) > 0 {
+			b.WriteString("    headers: [" + strings.Join(s.headers, ", ") + "]\n")
 		}
 		b.WriteString("  login:\n    redirect: /iaaa/login\n")
 	}
@@ -253,7 +258,7 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 		}
 	case "/json":
 		h.Set("Content-Type", "application/json")
-		io.WriteString(rw, `{"user":"2100012345","session":"`+v+`","auth":"`+r.Header.Get("Authorization")+`"}`)
+		io.WriteString(rw, `{"user":"2100012345","session":"`+v+`","auth":"`+r.Header.Get("Authorization")+`","key":`+jsonQuote(r.Header.Get(AuthHeader))+`}`)
 	case "/b64utf16":
 		// Base64 of the session in UTF-16LE (as .NET's Convert.ToBase64String
 		// of Encoding.Unicode.GetBytes writes it).
@@ -294,7 +299,23 @@ func (w *World) serveCampus(rw http.ResponseWriter, r *http.Request, service, co
 		}
 		io.WriteString(rw, b.String())
 	case "/auth":
-		io.WriteString(rw, r.Header.Get("Authorization"))
+		io.WriteString(rw, r.Header.Get("Authorization")+"\n"+r.Header.Get(AuthHeader))
+	case "/echo":
+		// The markup header with the step's text on either side (q before,
+		// z after), as a JSON answer, a page, a text or a response
+		// header: the step chooses what its first and last byte mean.
+		e := q.Get("q") + r.Header.Get(AuthHeader) + q.Get("z")
+		switch q.Get("t") {
+		case "json":
+			h.Set("Content-Type", "application/json")
+		case "html":
+			h.Set("Content-Type", "text/html; charset=utf-8")
+		case "header":
+			h.Set("X-Next", e)
+			h.Set("Link", "<"+e+">; rel=next")
+			e = "ok"
+		}
+		io.WriteString(rw, e)
 	case "/utf16":
 		h.Set("Content-Type", "text/plain; charset=utf-16le")
 		io.WriteString(rw, "ab"+v+"z")
