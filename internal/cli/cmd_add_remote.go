@@ -60,21 +60,11 @@ Exit 0 added; 1 failed, nothing stored.`,
 
 // readToken reads a token file: its first line, trimmed, at most 16 KiB.
 func readToken(path string) (string, error) {
-	// Checked before it is opened: opening a named pipe waits for a
-	// writer, and a device never ends.
-	if fi, err := os.Stat(path); err != nil {
-		return "", err
-	} else if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file: a token file holds one token", path)
-	}
-	f, err := os.Open(path)
+	f, err := openRegular("--token-file", path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file: a token file holds one token", path)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, 16<<10+1))
 	if err != nil {
 		return "", err

@@ -131,19 +131,24 @@ func loopbackAddr(addr string) (string, error) {
 // readTokenFile reads a bearer token: the file's text without surrounding
 // space, one line of printable ASCII.
 func readTokenFile(path string, warn func(string)) (string, error) {
-	fi, err := os.Stat(path)
+	f, err := openRegular("--token-file", path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %v", err)
-	}
-	if fi.Size() > maxTokenFile {
-		return "", fmt.Errorf("--token-file %s is larger than %d bytes", path, maxTokenFile)
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		warn(fmt.Sprintf("%s can be read by other users of this machine (mode %#o): chmod 600 it", path, fi.Mode().Perm()))
 	}
-	b, err := os.ReadFile(path)
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %v", err)
+	}
+	if len(b) > maxTokenFile {
+		return "", fmt.Errorf("--token-file %s is larger than %d bytes", path, maxTokenFile)
 	}
 	tok := strings.TrimSpace(string(b))
 	if tok == "" {

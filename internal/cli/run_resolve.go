@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/pkuinfo/harness/internal/netguard"
 
@@ -70,9 +69,9 @@ func readCA(path string, resolve map[string]string) ([]byte, error) {
 	if len(resolve) == 0 {
 		return nil, fmt.Errorf("--ca %s trusts its certificates for the hosts --resolve maps only: give --resolve HOST:PORT:ADDR too", path)
 	}
-	f, err := os.Open(path)
+	f, err := openRegular("--ca", path)
 	if err != nil {
-		return nil, fmt.Errorf("--ca: %v", err)
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxCABytes+1))

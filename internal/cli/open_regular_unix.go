@@ -1,0 +1,9 @@
+//go:build unix
+
+package cli
+
+import "syscall"
+
+// openNoWait makes an open return at once where it would wait (a named
+// pipe without a writer); a regular file reads as usual.
+const openNoWait = syscall.O_NONBLOCK
