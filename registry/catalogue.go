@@ -23,7 +23,10 @@ type CataloguePlugin struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Trust       Trust  `json:"trust"`
-	Icon        string `json:"icon,omitempty"`
+	// Origin is where the plugin comes from: bundled, installed, native
+	// or remote (an MCP server, whose name is the server's own words).
+	Origin Origin `json:"origin,omitempty"`
+	Icon   string `json:"icon,omitempty"`
 	// MaxAgentSteps is the document's maxAgentSteps, the agent's step
 	// budget it asks for (0: the host's); it grants nothing.
 	MaxAgentSteps int             `json:"maxAgentSteps,omitempty"`
@@ -78,7 +81,7 @@ func (r *Registry) Catalogue(o CatalogueOptions) (Catalogue, error) {
 			c.Hidden = append(c.Hidden, Hidden{ID: d.ID, Reason: ReasonDisabled, Message: "the user turned it off"})
 			continue
 		}
-		cp := CataloguePlugin{ID: d.ID, Name: d.Name, Description: d.Description, Trust: d.Trust,
+		cp := CataloguePlugin{ID: d.ID, Name: d.Name, Description: d.Description, Trust: d.Trust, Origin: d.Origin,
 			Instructions: d.instructions, Tools: []CatalogueTool{}}
 		var tr manifest.I18n
 		if d.Plugin != nil {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/pkuinfo/harness/manifest"
 	"github.com/pkuinfo/harness/remote"
@@ -39,9 +40,12 @@ func (r *Registry) AddRemote(m *remote.Manifest, conn RemoteConn) (*Document, er
 	if conn == nil {
 		return nil, fmt.Errorf("%s: no connection for the remote plugin", m.ID)
 	}
-	name := m.ServerTitle
+	// The server's own words (its title or name, a tool's title) are
+	// one line without control, bidi or line-break characters whatever
+	// the cached manifest holds: they are printed beside the engine's.
+	name := serverText(m.ServerTitle)
 	if name == "" {
-		name = m.ServerName
+		name = serverText(m.ServerName)
 	}
 	d := &Document{ID: m.ID, Name: name, Description: "Remote plugin at " + m.URL, Trust: Community, Origin: Remote,
 		instructions: fmt.Sprintf(remoteInstructions, m.ID, m.URL)}
@@ -54,7 +58,7 @@ func (r *Registry) AddRemote(m *remote.Manifest, conn RemoteConn) (*Document, er
 		if err != nil {
 			return nil, fmt.Errorf("%s.%s: input schema: %v", m.ID, mt.Name, err)
 		}
-		title := mt.Title
+		title := serverText(mt.Title)
 		if title == "" {
 			title = mt.Name
 		}
@@ -111,4 +115,15 @@ func (r *Registry) addRemotes(s remote.Store) error {
 		}
 	}
 	return nil
+}
+
+// serverText makes a server's text one line, every control, bidi or
+// line-break character replaced by U+FFFD and runs of space made one.
+func serverText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029' {
+			return '\uFFFD'
+		}
+		return r
+	}, strings.Join(strings.Fields(s), " "))
 }

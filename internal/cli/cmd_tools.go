@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -88,7 +89,7 @@ func printCatalogue(app *App, cat registry.Catalogue) {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "%s (%s, %s)\n", cell(p.Name), p.ID, p.Trust)
+		fmt.Fprintln(tw, catalogueHeading(p))
 		for _, t := range p.Tools {
 			desc, _, _ := strings.Cut(t.Description, "\n")
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.Name, t.Effect, t.Mode, cell(shorten(desc, 100)))
@@ -98,6 +99,22 @@ func printCatalogue(app *App, cat registry.Catalogue) {
 		fmt.Fprintf(tw, "hidden: %s\t%s\t%s\n", h.ID, h.Reason, cell(h.Message))
 	}
 	tw.Flush()
+}
+
+// catalogueHeading is a plugin's heading: the engine's words first (its
+// id, its trust, a remote plugin said to be one), then its name quoted as
+// what its document, server or host calls it. A name cannot pass for
+// another plugin's heading: it never starts the line and cannot leave
+// its quotes (cell, then strconv.Quote).
+func catalogueHeading(p registry.CataloguePlugin) string {
+	name := strconv.Quote(cell(p.Name))
+	switch p.Origin {
+	case registry.Remote:
+		return fmt.Sprintf("%s (%s, remote MCP server) named %s by its server", p.ID, p.Trust, name)
+	case registry.Native:
+		return fmt.Sprintf("%s (%s) named %s by the host", p.ID, p.Trust, name)
+	}
+	return fmt.Sprintf("%s (%s) named %s by its document", p.ID, p.Trust, name)
 }
 
 // cell makes text safe for one table cell: no control characters, tabs or
