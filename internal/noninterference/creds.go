@@ -60,11 +60,13 @@ var classes = map[byte]string{
 	'*': "0123456789",
 	'!': "123456789",
 	// A header value's markup and separators (a Digest answer, a
-	// signed value with quotes and "&"): every byte Go sends in a header
+	// signed value with quotes and "&"): the bytes Go sends in a header
 	// value that a page's JSON, HTML, URL or header syntax gives a
-	// meaning to, "~" with the space and "^" without (a secret's first
-	// and last byte are no white space).
-	'^': "\"'<>&=;,?#/`ABCDEFabcdef0123",
+	// meaning to. "~" mixes them with the space and letters; "^", a
+	// first or last byte, is markup alone (no white space, which a
+	// secret may not start or end with, and where the step's text
+	// before or after the session gives it most meaning).
+	'^': "\"'<>&=;,?#/`",
 	'~': "\"'<>&=;,?#/` ABCDEFabcdef0123",
 }
 
