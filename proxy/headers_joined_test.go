@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -29,10 +28,7 @@ func TestHeaderLinesAreRedactedAsJoined(t *testing.T) {
 		w.Header()["X-Twice"] = []string{a, a}
 	})
 	observe := func(session string) string {
-		cat := Catalogue{"portal": &Service{Name: "portal", Origin: srv.URL, Auth: Auth{Headers: []string{"Authorization"}}}}
-		require.NoError(t, cat.Validate())
-		ks := MemKeystore(Secrets{"portal": {Headers: map[string]string{"Authorization": session}}})
-		call := New(Config{Catalogue: cat, Keystore: ks}).NewCall("d", access("portal"))
+		call := portalCall(t, srv.URL, session)
 		resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: "/x"})
 		require.NoError(t, err)
 		var b strings.Builder
@@ -48,31 +44,12 @@ func TestHeaderLinesAreRedactedAsJoined(t *testing.T) {
 	assert.Equal(t, a, z)
 
 	// A folded header, from a server of raw bytes.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				scheme, tok, _ := strings.Cut(req.Header.Get("Authorization"), " ")
-				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Fold: %s\r\n %s\r\nX-Fold-Tab: x\r\n\t%s %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", scheme, tok, scheme, tok)
-			}()
-		}
-	}()
+	origin := rawHTTP(t, func(c net.Conn, req *http.Request) {
+		scheme, tok, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Fold: %s\r\n %s\r\nX-Fold-Tab: x\r\n\t%s %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", scheme, tok, scheme, tok)
+	})
 	foldObserve := func(session string) string {
-		cat := Catalogue{"portal": &Service{Name: "portal", Origin: "http://" + ln.Addr().String(), Auth: Auth{Headers: []string{"Authorization"}}}}
-		require.NoError(t, cat.Validate())
-		ks := MemKeystore(Secrets{"portal": {Headers: map[string]string{"Authorization": session}}})
-		call := New(Config{Catalogue: cat, Keystore: ks}).NewCall("d", access("portal"))
+		call := portalCall(t, origin, session)
 		resp, err := call.Do(context.Background(), &Request{Service: "portal", Path: "/x"})
 		require.NoError(t, err)
 		out := fmt.Sprintf("%q %q", resp.Header.Values("X-Fold"), resp.Header.Values("X-Fold-Tab"))

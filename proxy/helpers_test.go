@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bufio"
 	"encoding/base64"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -152,4 +154,41 @@ func access(campus ...string) manifest.Access {
 
 func webOrigin(scheme, host string, port int) manifest.Origin {
 	return manifest.Origin{Scheme: scheme, Host: host, Port: port}
+}
+
+// rawHTTP serves raw bytes on loopback: answer writes whatever it likes,
+// malformed or not, to the connection of each request it is handed (read
+// with Go's parser). It returns the origin.
+func rawHTTP(t *testing.T, answer func(c net.Conn, req *http.Request)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				answer(c, req)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// portalCall is a call to one service, portal at origin, whose session is
+// the Authorization header session.
+func portalCall(t *testing.T, origin, session string) *Call {
+	t.Helper()
+	cat := Catalogue{"portal": &Service{Name: "portal", Origin: origin, Auth: Auth{Headers: []string{"Authorization"}}}}
+	require.NoError(t, cat.Validate())
+	ks := MemKeystore(Secrets{"portal": {Headers: map[string]string{"Authorization": session}}})
+	return New(Config{Catalogue: cat, Keystore: ks}).NewCall("d", access("portal"))
 }

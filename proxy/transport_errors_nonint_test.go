@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // Go's HTTP client quotes the bytes of a malformed answer in its errors
@@ -24,45 +22,25 @@ import (
 // reads Go's escapes: for two random sessions (quotes and backslashes
 // included) every error reads the same once each session is a marker.
 func TestTransportErrorsQuoteNoCredential(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				a, q := req.Header.Get("Authorization"), req.URL.Query().Get("q")
-				switch req.URL.Path {
-				case "/status":
-					fmt.Fprintf(c, "HTTP/1.1 %s%s\r\n\r\n", q, a)
-				case "/proto":
-					fmt.Fprintf(c, "%s%s 200 OK\r\n\r\n", q, a)
-				case "/header":
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\n%s%s\r\n\r\n", q, a)
-				case "/clen":
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %s%s\r\n\r\n", q, a)
-				case "/te":
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: %s%s\r\n\r\n", q, a)
-				case "/ce":
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Encoding: %s%s\r\nContent-Length: 2\r\n\r\nab", q, a)
-				}
-			}()
+	origin := rawHTTP(t, func(c net.Conn, req *http.Request) {
+		a, q := req.Header.Get("Authorization"), req.URL.Query().Get("q")
+		switch req.URL.Path {
+		case "/status":
+			fmt.Fprintf(c, "HTTP/1.1 %s%s\r\n\r\n", q, a)
+		case "/proto":
+			fmt.Fprintf(c, "%s%s 200 OK\r\n\r\n", q, a)
+		case "/header":
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\n%s%s\r\n\r\n", q, a)
+		case "/clen":
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %s%s\r\n\r\n", q, a)
+		case "/te":
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: %s%s\r\n\r\n", q, a)
+		case "/ce":
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Encoding: %s%s\r\nContent-Length: 2\r\n\r\nab", q, a)
 		}
-	}()
-	origin := "http://" + ln.Addr().String()
+	})
 	observe := func(session string) string {
-		cat := Catalogue{"portal": &Service{Name: "portal", Origin: origin, Auth: Auth{Headers: []string{"Authorization"}}}}
-		require.NoError(t, cat.Validate())
-		ks := MemKeystore(Secrets{"portal": {Headers: map[string]string{"Authorization": session}}})
-		call := New(Config{Catalogue: cat, Keystore: ks}).NewCall("d", access("portal"))
+		call := portalCall(t, origin, session)
 		var b strings.Builder
 		for _, p := range []string{"/status", "/proto", "/header", "/clen", "/te", "/ce"} {
 			for _, q := range []string{"", "2", "20", "x: ", "HTTP/1.1 "} {
