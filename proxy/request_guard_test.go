@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -66,34 +65,17 @@ func TestPathAndAddressHeadersRefused(t *testing.T) {
 // closes: reading it to its end waited for as long as the server kept it
 // open. Such an answer fails the request at once.
 func TestSwitchingProtocolsRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	origin := rawHTTP(t, func(c net.Conn, _ *http.Request) {
+		c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n" + portalSess))
+		// Held open until the client closes it (or a while).
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		io.Copy(io.Discard, c)
+	})
+	u, err := url.Parse(origin)
 	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					l, err := br.ReadString('\n')
-					if err != nil || l == "\r\n" {
-						break
-					}
-				}
-				c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n" + portalSess))
-				// Held open until the client closes it (or a while).
-				c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
-	origin := "http://" + ln.Addr().String()
+	port, err := strconv.Atoi(u.Port())
+	require.NoError(t, err)
 	cat := Catalogue{"portal": &Service{Name: "portal", Origin: origin, Auth: Auth{Cookies: []string{"SESSION"}}}}
-	port := ln.Addr().(*net.TCPAddr).Port
 	p := New(Config{Catalogue: cat, Keystore: MemKeystore(testSecrets()),
 		Resolve: map[string]string{"web.example:" + strconv.Itoa(port): "127.0.0.1"}})
 	web := "http://web.example:" + strconv.Itoa(port)
