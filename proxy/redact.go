@@ -425,17 +425,10 @@ func (r *redactor) string(s string) string {
 	if len(spans) == 0 {
 		return s
 	}
-	// One allocation: the spliced bytes, never written again, are the
-	// string (not a copy of s, the splice and a copy of that).
-	spans = mergeSpans(spans)
-	out := make([]byte, 0, len(s)+len(spans)*len(Marker))
-	last := 0
-	for _, sp := range spans {
-		out = append(out, s[last:sp.from]...)
-		out = append(out, Marker...)
-		last = sp.to
-	}
-	out = append(out, s[last:]...)
+	// One allocation: splice only reads s's bytes, and the spliced bytes,
+	// never written again, are the string (not a copy of s, the splice and
+	// a copy of that).
+	out := splice(unsafe.Slice(unsafe.StringData(s), len(s)), spans)
 	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 

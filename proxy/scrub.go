@@ -29,3 +29,6 @@ func (f *Finder) Find(s string) [][2]int {
 	}
 	return out
 }
+
+// Redact is s with each range Find returns replaced by Marker.
+func (f *Finder) Redact(s string) string { return f.r.string(s) }

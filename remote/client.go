@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pkuinfo/harness/proxy"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pkuinfo/harness/proxy"
 )
 
 // Conn says how to reach a remote plugin's server.
@@ -261,20 +261,8 @@ func (h *hider) str(s string) string {
 	if h.token == "" {
 		return s
 	}
-	s = strings.ReplaceAll(s, h.token, "[redacted]") // a token shorter than the Finder takes
-	spans := h.f.Find(s)
-	if len(spans) == 0 {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, sp := range spans {
-		b.WriteString(s[last:sp[0]])
-		b.WriteString("[redacted]")
-		last = sp[1]
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	s = strings.ReplaceAll(s, h.token, proxy.Marker) // a token shorter than the Finder takes
+	return h.f.Redact(s)
 }
 
 // scrub replaces the plugin's own token wherever the server echoed it in a
