@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/pkuinfo/harness/internal/atomicfile"
 	"github.com/pkuinfo/harness/internal/diag"
 	"github.com/pkuinfo/harness/internal/netguard"
 	"github.com/pkuinfo/harness/internal/yamlx"
@@ -367,23 +368,16 @@ func loadConfig[M ~map[string]V, V any](path string, depth int, decode func(c *y
 func asList(v any) []any { list, _ := v.([]any); return list }
 
 func readConfig(path string) ([]byte, error) {
-	// Checked before it is opened too: opening a named pipe waits for a
-	// writer, for ever.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+	// Opened without waiting and checked as opened: a named pipe would
+	// wait for a writer, for ever, and a device never ends.
+	f, err := atomicfile.OpenRegular(path)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w", path, unwrapPathError(err))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPathError(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPathError(err))

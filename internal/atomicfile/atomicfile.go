@@ -2,7 +2,8 @@
 // folder: a temporary file in the same folder, written, fsynced and closed,
 // renamed over the target, then the folder fsynced, so that a crash leaves
 // the old file or the new one, never a mix, and a rename that returned
-// survives a power cut.
+// survives a power cut. OpenRegular is its reading side for files a user
+// names: opened without waiting, anything but a regular file refused.
 //
 // The file operations go through FS, so that a test can make any one of
 // them fail as a crash would; production code uses OS.

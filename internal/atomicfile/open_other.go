@@ -1,7 +1,7 @@
 //go:build !unix
 
-package cli
+package atomicfile
 
-// openNoWait is none where the system has no O_NONBLOCK; openRegular still
+// openNoWait is none where the system has no O_NONBLOCK; OpenRegular still
 // refuses what is not a regular file once it is open.
 const openNoWait = 0
